@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// dsync's executable: hands the real process to the CLI and sets the exit code.
+import { main } from '../dist/src/cli/main.js'
+
+const controller = new AbortController()
+let interrupted = false
+process.on('SIGINT', () => {
+  // First Ctrl+C: cancel cleanly (temp files removed, old files intact). Second: exit now.
+  if (interrupted) process.exit(130)
+  interrupted = true
+  controller.abort(new Error('interrupted'))
+})
+
+const code = await main(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  cwd: process.cwd(),
+  signal: controller.signal,
+})
+process.exitCode = code

@@ -1,0 +1,72 @@
+import { open, stat } from 'node:fs/promises'
+import { DsyncError } from '../errors.js'
+
+/**
+ * Read size for file sources. fs.createReadStream's default 64 KiB buffer caps reading at
+ * ~1.6 GB/s here; 1–4 MiB reads into one reused buffer ran at 10+ GB/s from the page cache.
+ */
+export const READ_BUFFER_BYTES = 1024 * 1024
+
+/** Turns an OS error on `path` into a DsyncError that says what to do. */
+export function fsError(err: unknown, path: string, doing: string): DsyncError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  if (code === 'ENOENT') return new DsyncError('NOT_FOUND', `${path}: no such file or directory`, { path, cause: err })
+  if (code === 'EISDIR') {
+    return new DsyncError('NOT_A_FILE', `${path}: is a directory, expected a regular file`, { path, cause: err })
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    return new DsyncError('IO', `${path}: permission denied while ${doing}; check the file's permissions`, {
+      path,
+      cause: err,
+    })
+  }
+  const why = err instanceof Error ? err.message : String(err)
+  return new DsyncError('IO', `${path}: cannot ${doing}: ${why}`, { path, cause: err })
+}
+
+/** Checks that `path` is a regular file and returns its size; NOT_FOUND / NOT_A_FILE otherwise. */
+export async function regularFileSize(path: string): Promise<number> {
+  let st
+  try {
+    st = await stat(path)
+  } catch (err) {
+    throw fsError(err, path, 'read it')
+  }
+  if (!st.isFile()) {
+    const what = st.isDirectory() ? 'is a directory' : 'is not a regular file'
+    throw new DsyncError('NOT_A_FILE', `${path}: ${what}, expected a regular file`, { path })
+  }
+  return st.size
+}
+
+/**
+ * Streams a file's bytes in order. Yields views of ONE reused buffer: each is valid only until
+ * the next iteration (chunkStream copies what it keeps). Memory: one buffer, whatever the size.
+ */
+export async function* openFileSource(
+  path: string,
+  opts: { bufferBytes?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<Uint8Array> {
+  let fh
+  try {
+    fh = await open(path, 'r')
+  } catch (err) {
+    throw fsError(err, path, 'open it')
+  }
+  try {
+    const buf = new Uint8Array(opts.bufferBytes ?? READ_BUFFER_BYTES)
+    for (;;) {
+      if (opts.signal?.aborted) throw new DsyncError('ABORTED', `${path}: reading cancelled`, { path })
+      let n
+      try {
+        ;({ bytesRead: n } = await fh.read(buf, 0, buf.length, null))
+      } catch (err) {
+        throw fsError(err, path, 'read it')
+      }
+      if (n === 0) return
+      yield buf.subarray(0, n)
+    }
+  } finally {
+    await fh.close()
+  }
+}

@@ -1,0 +1,36 @@
+import { createHash, type Hash } from 'node:crypto'
+
+/** A whole-file digest: SHA-256 of all the file's bytes, 64 lowercase hex digits. */
+export type FileDigest = string & { readonly __brand: 'FileDigest' }
+
+const HEX_RE = /^[0-9a-f]{64}$/
+
+/** Incremental whole-file digest: feed bytes in order with `update`, then `digest` once. */
+export class FileDigester {
+  readonly #hash: Hash = createHash('sha256')
+  update(data: Uint8Array): void {
+    this.#hash.update(data)
+  }
+  digest(): FileDigest {
+    return this.#hash.digest('hex') as FileDigest
+  }
+}
+
+/** Digest of bytes already in memory. */
+export function digestBytes(data: Uint8Array): FileDigest {
+  const d = new FileDigester()
+  d.update(data)
+  return d.digest()
+}
+
+/** Digest of a stream of buffers (read in order). */
+export async function digestStream(source: AsyncIterable<Uint8Array>): Promise<FileDigest> {
+  const d = new FileDigester()
+  for await (const buf of source) d.update(buf)
+  return d.digest()
+}
+
+/** Checks a string from outside and brands it; undefined when malformed. */
+export function parseFileDigest(s: string): FileDigest | undefined {
+  return HEX_RE.test(s) ? (s as FileDigest) : undefined
+}

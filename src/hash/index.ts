@@ -1,0 +1,13 @@
+/** Hashing: chunk fingerprints, whole-file digests, rolling sums, HMAC. The only folder that
+ *  imports node:crypto or @noble/hashes, so a backend switch is a change here alone. */
+export {
+  type Fingerprint,
+  FINGERPRINT_BYTES,
+  fingerprint,
+  fingerprintFromBytes,
+  fingerprintToBytes,
+  parseFingerprint,
+} from './fingerprint.js'
+export { type FileDigest, FileDigester, digestBytes, digestStream, parseFileDigest } from './file-digest.js'
+export { rollingSum, rollSum } from './rolling-sum.js'
+export { hmacSha256, sha256Small, macEquals } from './hmac.js'

@@ -1,0 +1,78 @@
+import { lstat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { DsyncError } from '../errors.js'
+import { fsError } from './file-source.js'
+import { STATE_DIR_NAME, TEMP_PREFIX } from './tree-entry.js'
+
+/** Longest path segment in bytes (NAME_MAX on Linux, macOS and Windows filesystems). */
+export const MAX_SEGMENT_BYTES = 255
+/** Longest relative path in bytes (PATH_MAX on Linux). */
+export const MAX_PATH_BYTES = 4096
+
+function unsafe(rel: string, why: string): DsyncError {
+  // JSON.stringify shows NULs, control characters and trailing spaces for what they are.
+  const shown = rel.length > 200 ? `${JSON.stringify(rel.slice(0, 200))}…` : JSON.stringify(rel)
+  return new DsyncError('UNSAFE_PATH', `unsafe path ${shown}: ${why}; refused`, { path: rel })
+}
+
+/**
+ * Validates a relative path from the wire or the user: POSIX '/', not empty, not absolute, no '.'
+ * or '..' segments, no empty segments, no NUL, no backslash, segment ≤ 255 bytes, total ≤ 4096
+ * bytes. Also refuses dsync's own names (the top-level `.dsync` state folder, `.dsync-tmp-*`
+ * temp files), so a peer can neither overwrite the store nor a transfer in flight.
+ * Returns `rel` unchanged; throws DsyncError('UNSAFE_PATH', message naming the path and why).
+ */
+export function checkRelPath(rel: string): string {
+  if (typeof rel !== 'string' || rel.length === 0) throw unsafe(String(rel), 'empty path')
+  if (rel.includes('\0')) throw unsafe(rel, 'contains a NUL byte')
+  if (rel.includes('\\')) throw unsafe(rel, "contains a backslash (paths use '/')")
+  if (rel.startsWith('/')) throw unsafe(rel, 'absolute path (must be relative to the root)')
+  if (Buffer.byteLength(rel) > MAX_PATH_BYTES) throw unsafe(rel, `longer than ${MAX_PATH_BYTES} bytes`)
+  const segments = rel.split('/')
+  for (const seg of segments) {
+    if (seg === '') throw unsafe(rel, "empty segment ('//' or a trailing '/')")
+    if (seg === '.' || seg === '..') throw unsafe(rel, `'${seg}' segment`)
+    if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw unsafe(rel, `a name longer than ${MAX_SEGMENT_BYTES} bytes`)
+    if (seg.startsWith(TEMP_PREFIX)) throw unsafe(rel, `'${TEMP_PREFIX}*' names are dsync's temp files`)
+  }
+  if (segments[0] === STATE_DIR_NAME) throw unsafe(rel, `'${STATE_DIR_NAME}' at the top is dsync's state folder`)
+  return rel
+}
+
+async function lstatOrUndefined(abs: string, rel: string) {
+  try {
+    return await lstat(abs)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    throw fsError(err, rel, 'check it')
+  }
+}
+
+/**
+ * root + rel → absolute path, after checkRelPath, refusing (UNSAFE_PATH) when any EXISTING parent
+ * component of it under root is a symlink or not a directory (so writes can never follow a symlink
+ * out of the root). The last component may be a symlink only if `allowFinalSymlink`.
+ *
+ * Components that do not exist yet are fine (the caller creates them as real directories). The
+ * root itself is trusted: the user named it. What lies between this check and the caller's write
+ * is the caller's to keep: dsync writes a temp file in the checked directory and renames it, and
+ * rename never follows a symlink in its last component.
+ */
+export async function resolveInside(root: string, rel: string, opts: { allowFinalSymlink?: boolean } = {}): Promise<string> {
+  checkRelPath(rel)
+  const segments = rel.split('/')
+  let abs = root
+  for (let i = 0; i < segments.length; i++) {
+    abs = join(abs, segments[i]!)
+    const st = await lstatOrUndefined(abs, rel)
+    if (st === undefined) return join(root, rel)
+    const last = i === segments.length - 1
+    const here = segments.slice(0, i + 1).join('/')
+    if (st.isSymbolicLink() && !(last && opts.allowFinalSymlink)) {
+      throw unsafe(rel, last ? `'${here}' is a symlink and would be followed` : `its parent '${here}' is a symlink`)
+    }
+    if (!last && !st.isDirectory()) throw unsafe(rel, `its parent '${here}' is not a directory`)
+  }
+  return join(root, rel)
+}

@@ -1,0 +1,47 @@
+/** Name of dsync's state folder at the top of a synced root (the store lives there). Never synced. */
+export const STATE_DIR_NAME = '.dsync'
+
+/**
+ * Prefix of dsync's own temp files (a file being rebuilt next to its target, then renamed).
+ * The walk never reports them and no path from the wire may use it, so a peer cannot clobber
+ * a transfer in flight.
+ */
+export const TEMP_PREFIX = '.dsync-tmp-'
+
+/** One entry of a tree, as the walk saw it. Paths are relative to the root, POSIX '/'. */
+export interface TreeEntry {
+  readonly path: string
+  readonly kind: 'file' | 'dir' | 'symlink'
+  /** Bytes: the file's size; 0 for a directory; the target's length for a symlink. */
+  readonly size: number
+  readonly mtimeMs: number
+  /** Permission bits only (`st_mode & 0o7777`). */
+  readonly mode: number
+  /** Symlink target, exactly as stored in the link; never followed. */
+  readonly target?: string
+}
+
+/** Code point at `i` of `s`, with '/' ranked below everything (so a dir sorts before its contents). */
+function rankAt(s: string, i: number): number {
+  const c = s.codePointAt(i)!
+  return c === 0x2f ? -1 : c
+}
+
+/**
+ * The one order of paths in dsync: depth-first, siblings by the UTF-8 bytes of their names
+ * (code point order, which is UTF-8 byte order), a directory right before its contents. This is
+ * byte order with '/' ranked lowest: `a` < `a/x` < `a-b` (plain byte order would put `a-b`
+ * between `a` and `a/x`). Both peers sort with it, so their file lists can be merged in one pass.
+ */
+export function comparePaths(a: string, b: string): number {
+  let i = 0
+  let j = 0
+  while (i < a.length && j < b.length) {
+    const ca = rankAt(a, i)
+    const cb = rankAt(b, j)
+    if (ca !== cb) return ca < cb ? -1 : 1
+    i += ca > 0xffff ? 2 : 1
+    j += cb > 0xffff ? 2 : 1
+  }
+  return i < a.length ? 1 : j < b.length ? -1 : 0
+}

@@ -1,0 +1,158 @@
+import type { Stats } from 'node:fs'
+import { lstat, readFile, readdir, readlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { DsyncError, isDsyncError } from '../errors.js'
+import { fsError } from './file-source.js'
+import { IGNORE_FILE_NAME, IgnoreRules } from './ignore-rules.js'
+import { checkRelPath } from './safe-path.js'
+import { STATE_DIR_NAME, TEMP_PREFIX, type TreeEntry, comparePaths } from './tree-entry.js'
+
+export { STATE_DIR_NAME }
+
+/** Options of walkTree. */
+export interface WalkOptions {
+  /** Extra exclude patterns, gitignore syntax, relative to the root (`--exclude`). */
+  readonly exclude?: readonly string[]
+  readonly signal?: AbortSignal
+  /**
+   * Called for an entry the walk cannot use (unreadable directory or ignore file, a name dsync
+   * cannot carry such as one with a backslash); the walk skips it and goes on. Without it, the
+   * walk throws the error instead.
+   */
+  readonly onError?: (err: DsyncError) => void
+}
+
+/** An ignore file bigger than this is not a list of patterns; refusing it keeps memory bounded. */
+const MAX_IGNORE_FILE_BYTES = 1024 * 1024
+/** lstat calls in flight per directory: enough to hide the thread pool round trip, few enough
+ *  not to starve other I/O (libuv has 4 threads by default). */
+const LSTAT_BATCH = 64
+
+interface Frame {
+  readonly entries: readonly TreeEntry[]
+  readonly rules: IgnoreRules
+  next: number
+}
+
+function aborted(root: string): DsyncError {
+  return new DsyncError('ABORTED', `${root}: walking the tree cancelled`, { path: root })
+}
+
+function report(err: DsyncError, opts: WalkOptions): void {
+  if (opts.onError === undefined) throw err
+  opts.onError(err)
+}
+
+function kindOf(st: Stats): TreeEntry['kind'] | undefined {
+  if (st.isFile()) return 'file'
+  if (st.isDirectory()) return 'dir'
+  if (st.isSymbolicLink()) return 'symlink'
+  return undefined // fifo, socket, device: nothing dsync can carry
+}
+
+async function readIgnoreFile(abs: string, rel: string, opts: WalkOptions): Promise<string | undefined> {
+  try {
+    const st = await lstat(abs)
+    if (!st.isFile()) return undefined
+    if (st.size > MAX_IGNORE_FILE_BYTES) {
+      report(
+        new DsyncError('BAD_DATA', `${rel}: ignore file is ${st.size} bytes, over ${MAX_IGNORE_FILE_BYTES}; not used`, { path: rel }),
+        opts,
+      )
+      return undefined
+    }
+    return await readFile(abs, 'utf8')
+  } catch (err) {
+    if (isDsyncError(err)) throw err
+    report(fsError(err, rel, 'read the ignore file'), opts)
+    return undefined
+  }
+}
+
+/** Lists one directory: its entries, sorted, filtered by the rules, with their metadata. */
+async function readDir(root: string, dir: string, parentRules: IgnoreRules, opts: WalkOptions): Promise<Frame | undefined> {
+  const abs = dir === '' ? root : join(root, dir)
+  let names: string[]
+  try {
+    names = await readdir(abs)
+  } catch (err) {
+    if (dir === '') throw fsError(err, root, 'list the directory')
+    report(fsError(err, dir, 'list the directory'), opts)
+    return undefined
+  }
+  let rules = parentRules
+  if (names.includes(IGNORE_FILE_NAME)) {
+    const rel = dir === '' ? IGNORE_FILE_NAME : `${dir}/${IGNORE_FILE_NAME}`
+    const text = await readIgnoreFile(join(abs, IGNORE_FILE_NAME), rel, opts)
+    if (text !== undefined) rules = rules.withFile(dir, text)
+  }
+  names = names.filter((n) => !n.startsWith(TEMP_PREFIX) && !(dir === '' && n === STATE_DIR_NAME))
+  names.sort(comparePaths)
+
+  const entries: TreeEntry[] = []
+  for (let i = 0; i < names.length; i += LSTAT_BATCH) {
+    if (opts.signal?.aborted) throw aborted(root)
+    const batch = names.slice(i, i + LSTAT_BATCH)
+    const got = await Promise.all(batch.map((name) => statEntry(abs, dir === '' ? name : `${dir}/${name}`, rules, opts)))
+    for (const e of got) if (e !== undefined) entries.push(e)
+  }
+  return { entries, rules, next: 0 }
+}
+
+async function statEntry(dirAbs: string, rel: string, rules: IgnoreRules, opts: WalkOptions): Promise<TreeEntry | undefined> {
+  const abs = join(dirAbs, rel.slice(rel.lastIndexOf('/') + 1))
+  let st: Stats
+  try {
+    st = await lstat(abs)
+  } catch (err) {
+    // Removed between readdir and lstat: it is simply no longer part of the tree.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    report(fsError(err, rel, 'read its metadata'), opts)
+    return undefined
+  }
+  const kind = kindOf(st)
+  if (kind === undefined || rules.ignores(rel, kind === 'dir')) return undefined
+  try {
+    checkRelPath(rel)
+  } catch (err) {
+    if (!isDsyncError(err)) throw err
+    report(err, opts)
+    return undefined
+  }
+  const base = { path: rel, kind, size: kind === 'dir' ? 0 : st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 }
+  if (kind !== 'symlink') return base
+  try {
+    return { ...base, target: await readlink(abs) }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    report(fsError(err, rel, 'read the link'), opts)
+    return undefined
+  }
+}
+
+/**
+ * Every entry under root (not root itself), depth-first in `comparePaths` order (siblings by
+ * name bytes, a dir right before its contents); symlinks reported, never followed; skips
+ * STATE_DIR_NAME at the top, dsync's temp files (TEMP_PREFIX) anywhere, special files (fifos,
+ * sockets, devices), and what `opts.exclude` and the `.dsyncignore` files (gitignore syntax, at
+ * any level, applying to their subtree) exclude. Per-entry failures go to `opts.onError`.
+ * Memory: the entries of the directories on the current path, not the whole tree.
+ */
+export async function* walkTree(root: string, opts: WalkOptions = {}): AsyncGenerator<TreeEntry> {
+  const first = await readDir(root, '', IgnoreRules.root(opts.exclude), opts)
+  const stack: Frame[] = first === undefined ? [] : [first]
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!
+    if (top.next >= top.entries.length) {
+      stack.pop()
+      continue
+    }
+    const entry = top.entries[top.next++]!
+    yield entry
+    if (entry.kind === 'dir') {
+      if (opts.signal?.aborted) throw aborted(root)
+      const frame = await readDir(root, entry.path, top.rules, opts)
+      if (frame !== undefined) stack.push(frame)
+    }
+  }
+}

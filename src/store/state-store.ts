@@ -1,0 +1,232 @@
+import { lstat, mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { open, type Database, type RootDatabase } from 'lmdb'
+import type { ChunkParams } from '../chunk/index.js'
+import { DsyncError } from '../errors.js'
+import { checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
+import { digestBytes, parseFileDigest } from '../hash/index.js'
+import type { Chunk, FileDigest } from '../types.js'
+import { type Candidate, rankCandidates } from './candidates.js'
+import { ContentIndex, digestKey } from './content-index.js'
+import { type FileRecord, type StoredRecord, decodeRecord, encodeRecord } from './record-codec.js'
+
+/** File of the lmdb environment inside `<root>/.dsync/` (lmdb adds `state.mdb-lock` beside it). */
+export const STORE_FILE_NAME = 'state.mdb'
+
+/** Bump when the layout of any database changes: a store of another schema is rebuilt. */
+const SCHEMA = 1
+/** Paths up to this many UTF-8 bytes are their own key; longer ones (up to 4096) are keyed by
+ *  their SHA-256, because lmdb keys stop at 1978 bytes. */
+const MAX_PLAIN_KEY_BYTES = 1024
+
+/** The store key of a path: its UTF-8 bytes, or 0x00 + SHA-256 when long (no path starts with NUL). */
+function pathKey(path: string): Buffer {
+  const plain = Buffer.from(path)
+  if (plain.length <= MAX_PLAIN_KEY_BYTES) return plain
+  return Buffer.concat([Buffer.of(0), Buffer.from(digestBytes(plain), 'hex')])
+}
+
+function storeError(dir: string, doing: string, cause: unknown): DsyncError {
+  const why = cause instanceof Error ? cause.message : String(cause)
+  return new DsyncError('IO', `${dir}: cannot ${doing} the state store: ${why}; check permissions and free space, or delete ${dir} to rebuild it`, {
+    path: dir,
+    cause,
+  })
+}
+
+/** Creates `<root>/.dsync` if needed, refusing one that is a symlink or not a directory. */
+async function stateDir(root: string): Promise<string> {
+  const dir = join(root, STATE_DIR_NAME)
+  try {
+    await mkdir(dir)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError(err, dir, 'create the state folder')
+  }
+  const st = await lstat(dir).catch((err: unknown) => {
+    throw fsError(err, dir, 'check the state folder')
+  })
+  if (!st.isDirectory()) {
+    throw new DsyncError('UNSAFE_PATH', `${dir}: the state folder is a symlink or not a directory; remove it and run again`, { path: dir })
+  }
+  return dir
+}
+
+/**
+ * One root's state, in `<root>/.dsync/` (lmdb: embedded, crash-safe, multi-process): a record
+ * per file (size, mtime, mode, digest, chunks), the digest each path last synced (conflict
+ * detection), and the content index (sampled fingerprints → files; digests → files).
+ *
+ * Every write is one lmdb transaction covering the record and its index entries, so a crash
+ * leaves both as before or both as after. Two processes on one root are safe (lmdb's lock file
+ * serializes writers). Within one process, opening the same root several times is safe too:
+ * lmdb-js shares one native environment per path (test/store/state-store.ts checks that writes
+ * through one Store are seen by another and that closing one leaves the other working).
+ */
+export class Store {
+  readonly #dir: string
+  readonly #env: RootDatabase
+  readonly #meta: Database<string | number, string>
+  readonly #records: Database<Buffer, Buffer>
+  readonly #paths: Database<string, number>
+  readonly #bases: Database<Buffer, Buffer>
+  readonly #index: ContentIndex
+
+  private constructor(dir: string, env: RootDatabase) {
+    this.#dir = dir
+    this.#env = env
+    this.#meta = env.openDB({ name: 'meta' })
+    this.#records = env.openDB({ name: 'records', keyEncoding: 'binary', encoding: 'binary' })
+    this.#paths = env.openDB({ name: 'paths', keyEncoding: 'uint32', encoding: 'string' })
+    this.#bases = env.openDB({ name: 'bases', keyEncoding: 'binary', encoding: 'binary' })
+    this.#index = new ContentIndex(
+      env.openDB({ name: 'fingerprints', keyEncoding: 'binary', dupSort: true, encoding: 'ordered-binary' }),
+      env.openDB({ name: 'digests', keyEncoding: 'binary', dupSort: true, encoding: 'ordered-binary' }),
+    )
+  }
+
+  /**
+   * Opens (creating if needed) the store of `root`. Records and the content index hold chunk
+   * lists, which depend on the chunk params: when `params` differ from the ones the store was
+   * built with, they are dropped (files get re-read on the next scan); bases are kept.
+   */
+  static async open(root: string, opts: { params: ChunkParams }): Promise<Store> {
+    const dir = await stateDir(root)
+    let store: Store
+    try {
+      store = new Store(dir, open({ path: join(dir, STORE_FILE_NAME), maxDbs: 8, compression: false }))
+    } catch (err) {
+      throw storeError(dir, 'open', err)
+    }
+    try {
+      await store.#resetIfStale(opts.params)
+    } catch (err) {
+      await store.close()
+      throw storeError(dir, 'prepare', err)
+    }
+    return store
+  }
+
+  async #resetIfStale(params: ChunkParams): Promise<void> {
+    const key = JSON.stringify({ schema: SCHEMA, kind: params.kind, min: params.min, avg: params.avg, max: params.max })
+    if (this.#meta.get('layout') === key) return
+    // Cleared first, marked last: a crash in between leaves the old mark, so the next open clears again.
+    await this.#records.clearAsync()
+    await this.#paths.clearAsync()
+    await this.#index.clear()
+    if (this.#meta.get('schema') !== SCHEMA) await this.#bases.clearAsync()
+    await this.#env.transaction(() => {
+      this.#meta.put('schema', SCHEMA)
+      this.#meta.put('layout', key)
+    })
+  }
+
+  /** Closes this handle (other handles on the same root stay open). */
+  async close(): Promise<void> {
+    await this.#env.close()
+  }
+
+  /** The record of `path`, or undefined. Synchronous: one lmdb read. */
+  get(path: string): FileRecord | undefined {
+    return this.lookup(path)?.record
+  }
+
+  /** The record of `path` with the store's bookkeeping (id, racy flag), for scanTree. */
+  lookup(path: string): StoredRecord | undefined {
+    const buf = this.#records.get(pathKey(path))
+    return buf === undefined ? undefined : decodeRecord(path, buf)
+  }
+
+  /**
+   * Records a file and updates the content index, in one transaction. `racy`: the content was
+   * read so close to its mtime that a later same-size edit might not change the mtime; the next
+   * scan then re-reads it (git's "racy clean" problem).
+   */
+  put(rec: FileRecord, opts: { racy?: boolean } = {}): Promise<void> {
+    checkRelPath(rec.path)
+    const key = pathKey(rec.path)
+    return this.#write('record', rec.path, () => {
+      const oldBuf = this.#records.get(key)
+      let id: number
+      if (oldBuf !== undefined) {
+        const old = decodeRecord(rec.path, oldBuf)
+        id = old.id
+        // Same digest under the same params means the same chunks: only metadata changed.
+        if (old.record.digest !== rec.digest) {
+          this.#index.remove(id, old.record.digest, old.record.chunks)
+          this.#index.add(id, rec.digest, rec.chunks)
+        }
+      } else {
+        id = Number(this.#meta.get('nextId') ?? 1)
+        this.#meta.put('nextId', id + 1)
+        this.#paths.put(id, rec.path)
+        this.#index.add(id, rec.digest, rec.chunks)
+      }
+      this.#records.put(key, encodeRecord(rec, id, opts.racy === true))
+    })
+  }
+
+  /** Forgets the record of `path` and its index entries (its base stays). No-op when absent. */
+  delete(path: string): Promise<void> {
+    const key = pathKey(path)
+    return this.#write('record', path, () => {
+      const buf = this.#records.get(key)
+      if (buf === undefined) return
+      const old = decodeRecord(path, buf)
+      this.#index.remove(old.id, old.record.digest, old.record.chunks)
+      this.#paths.remove(old.id)
+      this.#records.remove(key)
+    })
+  }
+
+  /** Digest this root last synced for `path` (set after a file is received or sent): conflict detection. */
+  getBase(path: string): FileDigest | undefined {
+    const buf = this.#bases.get(pathKey(path))
+    return buf === undefined ? undefined : parseFileDigest(Buffer.from(buf).toString('hex'))
+  }
+
+  setBase(path: string, digest: FileDigest): Promise<void> {
+    checkRelPath(path)
+    return this.#write('base', path, () => {
+      this.#bases.put(pathKey(path), digestKey(digest))
+    })
+  }
+
+  deleteBase(path: string): Promise<void> {
+    return this.#write('base', path, () => {
+      this.#bases.remove(pathKey(path))
+    })
+  }
+
+  /** Paths (current records) whose whole content has this digest, in comparePaths order. Exact. */
+  findByDigest(digest: FileDigest): string[] {
+    const paths: string[] = []
+    for (const id of this.#index.idsWithDigest(digest)) {
+      const p = this.#paths.get(id)
+      if (p !== undefined) paths.push(p)
+    }
+    return paths.sort(comparePaths)
+  }
+
+  /**
+   * Files sharing content with `chunks`, best first, by estimated containment (the share of the
+   * target's bytes the file can supply, 0..1) from the sampled index; see rankCandidates.
+   * `limit` default 8. Excludes `opts.exclude` paths.
+   */
+  candidates(chunks: readonly Chunk[], opts: { limit?: number; exclude?: readonly string[] } = {}): Candidate[] {
+    return rankCandidates(chunks, { idsWithFingerprint: (fp) => this.#index.idsWithFingerprint(fp), pathOf: (id) => this.#paths.get(id) }, opts)
+  }
+
+  /** Every path that has a record (unordered). */
+  recordPaths(): string[] {
+    return [...this.#paths.getRange().map(({ value }) => value)]
+  }
+
+  async #write(what: string, path: string, body: () => void): Promise<void> {
+    try {
+      await this.#env.transaction(body)
+    } catch (err) {
+      if (err instanceof DsyncError) throw err
+      throw storeError(this.#dir, `write the ${what} of ${path} to`, err)
+    }
+  }
+}

@@ -141,7 +141,7 @@ export class Store {
    * read so close to its mtime that a later same-size edit might not change the mtime; the next
    * scan then re-reads it (git's "racy clean" problem).
    */
-  put(rec: FileRecord, opts: { racy?: boolean } = {}): Promise<void> {
+  async put(rec: FileRecord, opts: { racy?: boolean } = {}): Promise<void> {
     checkRelPath(rec.path)
     const key = pathKey(rec.path)
     return this.#write('record', rec.path, () => {
@@ -184,7 +184,7 @@ export class Store {
     return buf === undefined ? undefined : parseFileDigest(Buffer.from(buf).toString('hex'))
   }
 
-  setBase(path: string, digest: FileDigest): Promise<void> {
+  async setBase(path: string, digest: FileDigest): Promise<void> {
     checkRelPath(path)
     return this.#write('base', path, () => {
       this.#bases.put(pathKey(path), digestKey(digest))

@@ -1,0 +1,173 @@
+import { execFile } from 'node:child_process'
+import { mkdir, symlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { chunkParams, digestBytes } from '../../src/index.js'
+import { Store } from '../../src/store/index.js'
+import { randomBytes } from '../support/random.js'
+import { TEST_PARAMS, recordOf } from '../support/records.js'
+import { tempTree } from '../support/temp.js'
+
+const params = TEST_PARAMS
+
+t.test('a store survives close and reopen, records and bases intact', async (t) => {
+  const root = await tempTree(t)
+  const rec = recordOf('docs/a.bin', randomBytes(1, 5000), params, { mtimeMs: 1234.5, mode: 0o755 })
+  let store = await Store.open(root, { params })
+  await store.put(rec)
+  await store.setBase('docs/a.bin', rec.digest)
+  await store.close()
+  store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  t.same(store.get('docs/a.bin'), rec)
+  t.equal(store.getBase('docs/a.bin'), rec.digest)
+  t.equal(store.get('missing'), undefined)
+  t.equal(store.getBase('missing'), undefined)
+  await store.deleteBase('docs/a.bin')
+  t.equal(store.getBase('docs/a.bin'), undefined)
+})
+
+t.test('put and delete keep records, digests and the sampled index consistent', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const one = randomBytes(2, 8000)
+  const two = randomBytes(3, 8000)
+  const a = recordOf('a', one)
+  await store.put(a)
+  await store.put(recordOf('b', one))
+  t.same(store.findByDigest(a.digest), ['a', 'b'], 'both exact copies')
+  t.same(store.candidates(a.chunks).map((c) => c.path), ['a', 'b'], 'equal scores tie-break by path')
+  t.equal(store.candidates(a.chunks)[0]!.score, 1)
+
+  await store.put(recordOf('a', two))
+  t.same(store.findByDigest(a.digest), ['b'], 'the overwritten content no longer points at a')
+  t.same(store.candidates(a.chunks).map((c) => c.path), ['b'], 'nor do its fingerprints')
+  t.same(store.findByDigest(digestBytes(two)), ['a'])
+
+  await store.delete('b')
+  t.same(store.findByDigest(a.digest), [])
+  t.same(store.candidates(a.chunks), [])
+  t.same(store.recordPaths(), ['a'])
+  await store.delete('never-there')
+  t.same(store.recordPaths(), ['a'])
+})
+
+t.test('metadata-only put keeps the index as it was', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const rec = recordOf('f', randomBytes(4, 3000))
+  await store.put(rec)
+  await store.put({ ...rec, mode: 0o600, mtimeMs: 99 })
+  t.match(store.get('f'), { mode: 0o600, mtimeMs: 99, digest: rec.digest })
+  t.same(store.findByDigest(rec.digest), ['f'])
+  t.same(store.candidates(rec.chunks).map((c) => c.path), ['f'])
+})
+
+t.test('a renamed file is found by its digest anywhere in the tree', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  for (let i = 0; i < 50; i++) await store.put(recordOf(`dir${i % 5}/f${i}`, randomBytes(100 + i, 2000)))
+  const moved = recordOf('old/place/report.pdf', randomBytes(7, 20000))
+  await store.put(moved)
+  t.same(store.findByDigest(moved.digest), ['old/place/report.pdf'])
+  t.same(store.findByDigest(digestBytes(randomBytes(8, 10))), [])
+})
+
+t.test('paths longer than an lmdb key (up to 4096 bytes) are stored and indexed', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const long = Array.from({ length: 15 }, (_, i) => `${i}`.padEnd(250, 'x')).join('/')
+  const rec = recordOf(long, randomBytes(9, 1000))
+  await store.put(rec)
+  await store.setBase(long, rec.digest)
+  t.same(store.get(long), rec)
+  t.equal(store.getBase(long), rec.digest)
+  t.same(store.findByDigest(rec.digest), [long])
+  await store.delete(long)
+  t.equal(store.get(long), undefined)
+})
+
+t.test('unsafe paths are refused before anything is written', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  await t.rejects(store.put(recordOf('../x', randomBytes(1, 10))), { code: 'UNSAFE_PATH' })
+  await t.rejects(store.setBase('/abs', digestBytes(new Uint8Array(1))), { code: 'UNSAFE_PATH' })
+  t.same(store.recordPaths(), [])
+})
+
+t.test('new chunk params drop records and the index but keep bases', async (t) => {
+  const root = await tempTree(t)
+  const rec = recordOf('f', randomBytes(10, 4000))
+  let store = await Store.open(root, { params })
+  await store.put(rec)
+  await store.setBase('f', rec.digest)
+  await store.close()
+  store = await Store.open(root, { params: chunkParams({ avg: 512 }) })
+  t.teardown(() => store.close())
+  t.equal(store.get('f'), undefined)
+  t.same(store.findByDigest(rec.digest), [])
+  t.same(store.candidates(rec.chunks), [])
+  t.equal(store.getBase('f'), rec.digest)
+})
+
+t.test('a symlinked .dsync folder is refused', async (t) => {
+  const root = await tempTree(t)
+  const elsewhere = await tempTree(t)
+  await symlink(elsewhere, join(root, '.dsync'))
+  await t.rejects(Store.open(root, { params }), { code: 'UNSAFE_PATH', message: /state folder is a symlink/ })
+})
+
+t.test('two Stores on one root in one process share the data; closing one leaves the other working', async (t) => {
+  const root = await tempTree(t)
+  const s1 = await Store.open(root, { params })
+  const s2 = await Store.open(root, { params })
+  const a = recordOf('a', randomBytes(11, 3000))
+  const b = recordOf('b', randomBytes(12, 3000))
+  await Promise.all([s1.put(a), s2.put(b)])
+  t.same(s2.get('a'), a)
+  t.same(s1.get('b'), b)
+  await s1.close()
+  await s2.put(recordOf('c', randomBytes(13, 100)))
+  t.same(s2.recordPaths().sort(), ['a', 'b', 'c'])
+  t.same(s2.findByDigest(a.digest), ['a'])
+  await s2.close()
+})
+
+t.test('two processes writing one store at once lose nothing', async (t) => {
+  const root = await tempTree(t)
+  await mkdir(join(root, 'x'))
+  const storeModule = fileURLToPath(new URL('../../src/store/index.js', import.meta.url))
+  const indexModule = fileURLToPath(new URL('../../src/index.js', import.meta.url))
+  // Each child puts 200 records under its own prefix; ids come from one counter in lmdb.
+  const child = (prefix: string) =>
+    promisify(execFile)(process.execPath, [
+      '--input-type=module',
+      '-e',
+      `const { Store } = await import(${JSON.stringify(storeModule)})
+       const { chunkParams, digestBytes } = await import(${JSON.stringify(indexModule)})
+       const params = chunkParams({ avg: 256 })
+       const s = await Store.open(${JSON.stringify(root)}, { params })
+       const ps = []
+       for (let i = 0; i < 200; i++) {
+         const data = new TextEncoder().encode(${JSON.stringify(prefix)} + i)
+         ps.push(s.put({ path: ${JSON.stringify(prefix)} + '/' + i, size: data.length, mtimeMs: 1, mode: 420,
+           digest: digestBytes(data), chunks: [] }))
+       }
+       await Promise.all(ps)
+       await s.close()`,
+    ])
+  await Promise.all([child('p'), child('q')])
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const all = store.recordPaths()
+  t.equal(all.length, 400)
+  t.equal(new Set(all).size, 400, 'every record got its own id')
+  t.same(store.findByDigest(digestBytes(new TextEncoder().encode('q17'))), ['q/17'])
+})

@@ -1,0 +1,213 @@
+import { WebSocket } from 'ws'
+import { DsyncError, isDsyncError } from '../errors.js'
+import { LIMITS, SUPPORTED_VERSIONS } from '../../protocol/messages.js'
+import { clientMac, newChallenge, serverMac, verifyMac } from './auth.js'
+import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
+import { checkRelPath } from '../fs/safe-path.js'
+import { WsChannel } from './connection.js'
+import type { Role, SessionOptions } from './messages.js'
+
+/** The port `dsync serve` listens on by default, used when a URL names none. */
+export const DEFAULT_PORT = 8730
+
+/** How to connect. */
+export interface ConnectOptions {
+  /** The shared secret; null to connect to a tokenless (loopback) server. */
+  token: string | null
+  role: Role
+  options: SessionOptions
+  /** PEM CA certificate(s) to trust for wss:// (e.g. the server's self-signed certificate). */
+  ca?: Uint8Array
+  /** false accepts any certificate (insecure; for testing only). Default true. */
+  rejectUnauthorized?: boolean
+  signal?: AbortSignal
+  /** Flow-control limits (tests lower them). */
+  limits?: ChannelLimits
+  /** Time allowed from connect to `welcome`; default `LIMITS.handshakeTimeoutMs`. */
+  handshakeTimeoutMs?: number
+  /** Versions this client may pick; default `SUPPORTED_VERSIONS` (tests vary it). */
+  versions?: readonly number[]
+}
+
+/** A parsed `ws[s]://host[:port][/subdir]`. */
+export interface DsyncUrl {
+  /** The WebSocket URL to open (no path). */
+  readonly wsUrl: string
+  /** '' for the served root, else a safe relative path. */
+  readonly subdir: string
+}
+
+/** Parses a dsync URL. Throws DsyncError USAGE naming what is wrong with it. */
+export function parseDsyncUrl(url: string): DsyncUrl {
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch (err) {
+    throw new DsyncError('USAGE', `not a URL: ${JSON.stringify(url)}; expected ws://host:port/subdir or wss://...`, { cause: err })
+  }
+  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') {
+    throw new DsyncError('USAGE', `${url}: the scheme must be ws:// or wss://, not ${u.protocol}//`)
+  }
+  if (u.username !== '' || u.password !== '') {
+    throw new DsyncError('USAGE', `${url}: no credentials in the URL; pass the token with --token-file or DSYNC_TOKEN`)
+  }
+  if (u.search !== '' || u.hash !== '') throw new DsyncError('USAGE', `${url}: no ?query or #fragment allowed`)
+  let path: string
+  try {
+    path = decodeURIComponent(u.pathname).replace(/^\//, '').replace(/\/$/, '')
+  } catch (err) {
+    throw new DsyncError('USAGE', `${url}: the path is not valid percent-encoding`, { cause: err })
+  }
+  try {
+    if (path !== '') checkRelPath(path)
+  } catch (err) {
+    throw new DsyncError('USAGE', `${url}: the subdir ${JSON.stringify(path)} is not a safe relative path`, { cause: err })
+  }
+  // URL drops a port equal to the scheme's default (80, 443): keep one the user wrote out.
+  const written = /^wss?:\/\/(?:\[[^\]]*\]|[^/?#:]*)(?::(\d+))?/i.exec(url)?.[1]
+  const port = u.port || written || String(DEFAULT_PORT)
+  return { wsUrl: `${u.protocol}//${u.hostname}:${port}/`, subdir: path }
+}
+
+/**
+ * Connects to a dsync server and does the handshake: picks the highest common protocol
+ * version, proves the token and checks the server's proof. Returns the channel, ready for the
+ * session, and the subdir from the URL. Throws DsyncError: USAGE (bad URL), NETWORK (cannot
+ * connect; the message names the URL and what to check), AUTH_FAILED, PROTOCOL_VERSION,
+ * BAD_MESSAGE, ABORTED.
+ */
+export async function connect(url: string, opts: ConnectOptions): Promise<{ channel: Channel; subdir: string }> {
+  const { wsUrl, subdir } = parseDsyncUrl(url)
+  if (opts.signal?.aborted) throw aborted()
+  const timeoutMs = opts.handshakeTimeoutMs ?? LIMITS.handshakeTimeoutMs
+  const ws = new WebSocket(wsUrl, {
+    maxPayload: LIMITS.maxFrameBytes,
+    perMessageDeflate: false,
+    handshakeTimeout: timeoutMs,
+    ...(opts.ca === undefined ? {} : { ca: Buffer.from(opts.ca) }),
+    ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
+  })
+  const channel = new WsChannel(ws, opts.limits ?? DEFAULT_CHANNEL_LIMITS)
+  const onAbort = (): void => channel.fail(aborted(), CLOSE.goingAway)
+  opts.signal?.addEventListener('abort', onAbort, { once: true })
+  const timer = setTimeout(() => {
+    channel.fail(new DsyncError('NETWORK', `${url}: the server did not finish the handshake within ${timeoutMs} ms`))
+  }, timeoutMs)
+  try {
+    await opened(ws, url)
+    await clientHandshake(channel, opts, subdir, url)
+    return { channel, subdir }
+  } catch (err) {
+    if (opts.signal?.aborted) throw aborted()
+    channel.close(CLOSE.normal)
+    if (ws.readyState === ws.CONNECTING) ws.terminate()
+    throw err
+  } finally {
+    clearTimeout(timer)
+    opts.signal?.removeEventListener('abort', onAbort)
+  }
+}
+
+async function clientHandshake(channel: WsChannel, opts: ConnectOptions, subdir: string, url: string): Promise<void> {
+  const hello = await receiveOrExplain(channel, url)
+  if (hello.t !== 'hello') throw new DsyncError('BAD_MESSAGE', `${url}: expected 'hello' first, got '${hello.t}'`)
+  const ours = opts.versions ?? SUPPORTED_VERSIONS
+  const common = ours.filter((v) => hello.versions.includes(v))
+  if (common.length === 0) {
+    const err = new DsyncError(
+      'PROTOCOL_VERSION',
+      `${url}: the server speaks protocol version ${hello.versions.join(', ') || 'none'}, this dsync speaks ` +
+        `${ours.join(', ')}; upgrade dsync on the older side`,
+    )
+    channel.fail(err)
+    throw err
+  }
+  const version = Math.max(...common)
+  const transcript = { version, serverChallenge: hello.challenge, clientChallenge: newChallenge(), role: opts.role, subdir }
+  await channel.send({
+    t: 'auth',
+    version,
+    mac: opts.token === null ? new Uint8Array(0) : clientMac(opts.token, transcript),
+    challenge: transcript.clientChallenge,
+    role: opts.role,
+    subdir,
+    options: opts.options,
+  })
+  const welcome = await receiveOrExplain(channel, url)
+  if (welcome.t !== 'welcome') throw new DsyncError('BAD_MESSAGE', `${url}: expected 'welcome' after 'auth', got '${welcome.t}'`)
+  if (welcome.version !== version) {
+    throw new DsyncError('BAD_MESSAGE', `${url}: the server welcomed version ${welcome.version}, but version ${version} was chosen`)
+  }
+  // Mutual auth: a client that holds a token talks only to a server that proves it holds it too.
+  if (opts.token !== null && !verifyMac(serverMac(opts.token, transcript), welcome.mac)) {
+    const err = new DsyncError(
+      'AUTH_FAILED',
+      `${url}: the server did not prove it knows the token (it has ${welcome.mac.length === 0 ? 'no token' : 'another token'}); ` +
+        'check the URL and the token on both sides',
+    )
+    channel.fail(err)
+    throw err
+  }
+}
+
+/** The next handshake message; a server's `error` becomes a DsyncError naming the URL. */
+async function receiveOrExplain(channel: WsChannel, url: string) {
+  try {
+    const msg = await channel.receive()
+    if (msg === null) throw new DsyncError('NETWORK', `${url}: the server closed the connection during the handshake`)
+    return msg
+  } catch (err) {
+    if (isDsyncError(err) && !err.message.startsWith(url)) {
+      throw new DsyncError(err.code, `${url}: ${err.message}`, { cause: err })
+    }
+    throw err
+  }
+}
+
+/** Waits for the WebSocket to open; maps failures to DsyncError NETWORK saying what to check. */
+function opened(ws: WebSocket, url: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onOpen = (): void => {
+      ws.off('error', onError)
+      resolve()
+    }
+    const onError = (err: Error & { code?: string }): void => {
+      ws.off('open', onOpen)
+      reject(new DsyncError('NETWORK', `cannot connect to ${url}: ${explainConnectError(err)}`, { cause: err }))
+    }
+    ws.once('open', onOpen)
+    ws.once('error', onError)
+  })
+}
+
+function explainConnectError(err: Error & { code?: string }): string {
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused; is `dsync serve` running there, and is the port right?'
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found; check the host name'
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'ETIMEDOUT':
+      return 'host unreachable; check the address and any firewall between'
+    case 'ECONNRESET':
+      return 'connection reset; is it a dsync server, and does it expect wss:// (TLS) or ws://?'
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+      return `the server's TLS certificate is not trusted (${err.code}); pass its certificate as the CA`
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return "the server's TLS certificate does not name this host; connect with the name it was issued for"
+    case 'EPROTO':
+    case 'ERR_SSL_WRONG_VERSION_NUMBER':
+      return 'TLS handshake failed; does the server speak ws:// rather than wss://?'
+    default:
+      return `${err.message}; check the URL and that a dsync server is listening there`
+  }
+}
+
+function aborted(): DsyncError {
+  return new DsyncError('ABORTED', 'connection aborted')
+}

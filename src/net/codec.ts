@@ -1,0 +1,292 @@
+import { Packr } from 'msgpackr'
+import { DsyncError, type ErrorCode } from '../errors.js'
+import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
+import type { Chunk } from '../types.js'
+import { LIMITS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireSessionOptions } from '../../protocol/messages.js'
+import type { FileEntry, Message, MessageOf, MessageTag, SessionOptions } from './messages.js'
+import { WireFields, checkBytes, checkInt, checkPath, checkStr, isPlainMap, typeName } from './wire-fields.js'
+
+/**
+ * The msgpack codec: domain `Message` ⇄ one binary frame. The only file that imports msgpackr.
+ * `decode` validates every field (types, sizes, safe relative paths) and throws nothing but
+ * DsyncError('BAD_MESSAGE'); unknown keys are ignored so a newer peer may add optional ones.
+ */
+
+// No records, structured clones or extra types: the wire is plain maps, arrays, strings,
+// numbers, booleans, nil and bin. 64-bit integers decode as (possibly inexact) numbers, which
+// the safe-integer checks then refuse, instead of BigInts.
+const packr = new Packr({
+  useRecords: false,
+  structuredClone: false,
+  moreTypes: false,
+  variableMapSize: true,
+  mapsAsObjects: true,
+  int64AsType: 'number',
+})
+
+const U32_MAX = 0xffff_ffff
+const DIGEST_BYTES = 32
+const CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/
+const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/
+const KIND_BY_WIRE = ['file', 'dir', 'symlink'] as const
+
+/** Every error code dsync defines: a received `error` with one of these keeps its code. */
+export const KNOWN_ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'USAGE', 'NOT_FOUND', 'NOT_A_FILE', 'EMPTY_FILE', 'IO', 'BAD_DATA', 'DIGEST_MISMATCH', 'UNSAFE_PATH',
+  'AUTH_FAILED', 'PROTOCOL_VERSION', 'BAD_MESSAGE', 'NETWORK', 'CHANGED_ON_RECEIVER', 'PARTIAL', 'ABORTED',
+  'INTERNAL',
+])
+
+/** How one message type goes to the wire and back. `toWire` may assume a well-typed message. */
+interface MessageCodec<T extends MessageTag> {
+  toWire(m: MessageOf<T>): WireMessage
+  fromWire(f: WireFields): MessageOf<T>
+}
+
+type CodecTable = { readonly [T in MessageTag]: MessageCodec<T> }
+
+const CODECS: CodecTable = {
+  hello: {
+    toWire: (m) => ({ t: 'hello', versions: m.versions, server: m.server, challenge: m.challenge }),
+    fromWire: (f) => ({
+      t: 'hello',
+      versions: f.array('versions', LIMITS.maxVersions).map((v, i) => checkInt(f, `versions[${i}]`, v, 1, U32_MAX)),
+      server: f.str('server', LIMITS.maxTextBytes),
+      challenge: f.bytes('challenge', { exact: LIMITS.challengeBytes }),
+    }),
+  },
+  auth: {
+    toWire: (m) => ({
+      t: 'auth', version: m.version, mac: m.mac, challenge: m.challenge, role: m.role, subdir: m.subdir,
+      options: optionsToWire(m.options),
+    }),
+    fromWire: (f) => ({
+      t: 'auth',
+      version: f.int('version', 1, U32_MAX),
+      mac: f.bytes('mac', { max: LIMITS.macBytes }),
+      challenge: f.bytes('challenge', { exact: LIMITS.challengeBytes }),
+      role: f.oneOf('role', ['push', 'pull']),
+      subdir: f.path('subdir', true),
+      options: optionsFromWire(f.map('options')),
+    }),
+  },
+  welcome: {
+    toWire: (m) => ({ t: 'welcome', version: m.version, mac: m.mac }),
+    fromWire: (f) => ({ t: 'welcome', version: f.int('version', 1, U32_MAX), mac: f.bytes('mac', { max: LIMITS.macBytes }) }),
+  },
+  files: {
+    toWire: (m) => {
+      if (m.entries.length > LIMITS.maxFilesPerMessage) {
+        throw internal(`'files' with ${m.entries.length} entries; send at most ${LIMITS.maxFilesPerMessage} per message`)
+      }
+      return { t: 'files', entries: m.entries.map(entryToWire) }
+    },
+    fromWire: (f) => ({ t: 'files', entries: f.array('entries', LIMITS.maxFilesPerMessage).map((e, i) => entryFromWire(f, i, e)) }),
+  },
+  filesEnd: {
+    toWire: () => ({ t: 'filesEnd' }),
+    fromWire: () => ({ t: 'filesEnd' }),
+  },
+  want: {
+    toWire: (m) => ({ t: 'want', id: m.id, path: m.path }),
+    fromWire: (f) => ({ t: 'want', id: f.int('id', 0, U32_MAX), path: f.path('path') }),
+  },
+  chunks: {
+    toWire: chunksToWire,
+    fromWire: chunksFromWire,
+  },
+  plan: {
+    toWire: (m) => ({
+      t: 'plan', id: m.id, method: m.method, seed: m.seed, similarity: m.similarity, signature: m.signature,
+    }),
+    fromWire: (f) => ({
+      t: 'plan',
+      id: f.int('id', 0, U32_MAX),
+      method: f.oneOf('method', ['delta', 'whole']),
+      seed: f.raw('seed') === null ? null : f.path('seed'),
+      similarity: f.num('similarity', 0, 1),
+      signature: f.raw('signature') === null ? null : f.bytes('signature', { max: LIMITS.maxSignatureBytes }),
+    }),
+  },
+  data: {
+    toWire: (m) => {
+      if (m.bytes.length > LIMITS.maxDataBytes) {
+        throw internal(`'data' of ${m.bytes.length} bytes; send at most ${LIMITS.maxDataBytes} per message`)
+      }
+      return { t: 'data', id: m.id, bytes: m.bytes }
+    },
+    fromWire: (f) => ({ t: 'data', id: f.int('id', 0, U32_MAX), bytes: f.bytes('bytes', { max: LIMITS.maxDataBytes }) }),
+  },
+  dataEnd: {
+    toWire: (m) => ({ t: 'dataEnd', id: m.id }),
+    fromWire: (f) => ({ t: 'dataEnd', id: f.int('id', 0, U32_MAX) }),
+  },
+  result: {
+    toWire: (m) => ({
+      t: 'result', id: m.id, path: m.path, action: m.action, ok: m.ok,
+      ...(m.code === undefined ? {} : { code: m.code }),
+      ...(m.message === undefined ? {} : { message: m.message }),
+    }),
+    fromWire: (f) => ({
+      t: 'result',
+      id: f.int('id', 0, U32_MAX),
+      path: f.path('path'),
+      action: f.str('action', 64, NAME_PATTERN),
+      ok: f.bool('ok'),
+      ...(f.has('code') ? { code: f.str('code', 64, CODE_PATTERN) } : {}),
+      ...(f.has('message') ? { message: f.str('message', LIMITS.maxTextBytes) } : {}),
+    }),
+  },
+  done: {
+    toWire: (m) => ({ t: 'done', summary: m.summary }),
+    fromWire: (f) => ({ t: 'done', summary: summaryFromWire(f) }),
+  },
+  error: {
+    toWire: (m) => ({ t: 'error', code: m.code, message: m.message }),
+    fromWire: (f) => ({ t: 'error', code: f.str('code', 64, CODE_PATTERN), message: f.str('message', LIMITS.maxTextBytes) }),
+  },
+}
+
+/** Encodes a message as one frame payload. The result stays valid after later calls.
+ *  Throws DsyncError('INTERNAL') for a message over a protocol limit (a bug in the caller). */
+export function encode(msg: Message): Uint8Array {
+  const codec = CODECS[msg.t] as MessageCodec<MessageTag> | undefined
+  if (codec === undefined) throw internal(`cannot encode unknown message type ${JSON.stringify(msg.t)}`)
+  return packr.pack(codec.toWire(msg))
+}
+
+/** Decodes and validates one frame payload. Throws only DsyncError('BAD_MESSAGE'), whose
+ *  message says what was wrong (never echoing large input). */
+export function decode(frame: Uint8Array): Message {
+  let obj: unknown
+  try {
+    obj = packr.unpack(frame)
+  } catch (err) {
+    throw new DsyncError('BAD_MESSAGE', `undecodable message (${frame.length} bytes): not valid msgpack`, { cause: err })
+  }
+  if (!isPlainMap(obj)) throw new DsyncError('BAD_MESSAGE', `malformed message: must be a map, got ${typeName(obj)}`)
+  const t = obj['t']
+  if (typeof t !== 'string' || !Object.hasOwn(CODECS, t)) {
+    const shown = typeof t === 'string' ? JSON.stringify(t.slice(0, 40)) : typeName(t)
+    throw new DsyncError('BAD_MESSAGE', `unknown message type ${shown}`)
+  }
+  const codec = CODECS[t as MessageTag] as MessageCodec<MessageTag>
+  try {
+    return codec.fromWire(new WireFields(t, obj))
+  } catch (err) {
+    if (err instanceof DsyncError && err.code === 'BAD_MESSAGE') throw err
+    // A validator tripping over something it did not expect is still the peer's bad input.
+    throw new DsyncError('BAD_MESSAGE', `malformed '${t}' message`, { cause: err })
+  }
+}
+
+function internal(message: string): DsyncError {
+  return new DsyncError('INTERNAL', `protocol: ${message}`)
+}
+
+function optionsToWire(o: SessionOptions): WireSessionOptions {
+  return { dryRun: o.dryRun, delete: o.delete, checksum: o.checksum, threshold: o.threshold, metric: o.metric, force: o.force }
+}
+
+function optionsFromWire(f: WireFields): SessionOptions {
+  return {
+    dryRun: f.bool('dryRun'),
+    delete: f.bool('delete'),
+    checksum: f.bool('checksum'),
+    threshold: f.num('threshold', 0, 1),
+    metric: f.str('metric', 64, NAME_PATTERN),
+    force: f.bool('force'),
+  }
+}
+
+function entryToWire(e: FileEntry): WireFileEntry {
+  const extra = e.kind === 'file' ? (e.digest === undefined ? null : Buffer.from(e.digest, 'hex'))
+    : e.kind === 'symlink' ? (e.target ?? '') : null
+  return [e.path, WIRE_KIND[e.kind], e.size, e.mtimeMs, e.mode, extra]
+}
+
+function entryFromWire(f: WireFields, i: number, raw: unknown): FileEntry {
+  const at = `entries[${i}]`
+  if (!Array.isArray(raw) || raw.length < 6) throw f.bad(at, 'must be an array of 6 fields [path, kind, size, mtimeMs, mode, extra]')
+  const [path, kindCode, size, mtimeMs, mode, extra] = raw as unknown[]
+  const kind = KIND_BY_WIRE[checkInt(f, `${at}.kind`, kindCode, 0, KIND_BY_WIRE.length - 1)]!
+  const entry: FileEntry = {
+    path: checkPath(f, `${at}.path`, path, false),
+    kind,
+    size: checkInt(f, `${at}.size`, size, 0, Number.MAX_SAFE_INTEGER),
+    mtimeMs: checkFinite(f, `${at}.mtimeMs`, mtimeMs),
+    mode: checkInt(f, `${at}.mode`, mode, 0, 0o7777),
+  }
+  if (kind === 'file' && extra !== null) {
+    const hex = Buffer.from(checkBytes(f, `${at}.digest`, extra, { exact: DIGEST_BYTES })).toString('hex')
+    const digest = parseFileDigest(hex)
+    if (digest === undefined) throw f.bad(`${at}.digest`, 'is not a SHA-256 digest')
+    entry.digest = digest
+  } else if (kind === 'symlink') {
+    const target = checkStr(f, `${at}.target`, extra, LIMITS.maxLinkTargetBytes)
+    if (target === '' || target.includes('\0')) throw f.bad(`${at}.target`, 'must be a non-empty link target without NUL')
+    entry.target = target
+  } else if (extra !== null) {
+    throw f.bad(`${at}.extra`, `must be nil for a ${kind}`)
+  }
+  return entry
+}
+
+function checkFinite(f: WireFields, field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw f.bad(field, `must be a finite number, got ${typeName(v)}`)
+  return v
+}
+
+function chunksToWire(m: MessageOf<'chunks'>): WireMessage {
+  const n = m.chunks.length
+  if (n > LIMITS.maxChunksPerMessage) {
+    throw internal(`'chunks' with ${n} chunks; send at most ${LIMITS.maxChunksPerMessage} per message, 'more' on all but the last`)
+  }
+  const lengths = new Uint8Array(4 * n)
+  const view = new DataView(lengths.buffer)
+  const fps = new Uint8Array(FINGERPRINT_BYTES * n)
+  const base = n === 0 ? 0 : m.chunks[0]!.offset
+  let next = base
+  for (let i = 0; i < n; i++) {
+    const c = m.chunks[i]!
+    if (c.offset !== next) throw internal(`'chunks' ${m.id}: chunk ${i} at offset ${c.offset}, expected ${next} (chunks must be contiguous)`)
+    view.setUint32(4 * i, c.length, true)
+    fingerprintToBytes(c.fp, fps, FINGERPRINT_BYTES * i)
+    next += c.length
+  }
+  return { t: 'chunks', id: m.id, base, lengths, fps, ...(m.more === true ? { more: true } : {}) }
+}
+
+function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
+  const id = f.int('id', 0, U32_MAX)
+  const base = f.int('base', 0, Number.MAX_SAFE_INTEGER)
+  const lengths = f.bytes('lengths', { max: 4 * LIMITS.maxChunksPerMessage })
+  if (lengths.length % 4 !== 0) throw f.bad('lengths', 'must be 4 bytes per chunk')
+  const n = lengths.length / 4
+  const fps = f.bytes('fps', { exact: FINGERPRINT_BYTES * n })
+  const view = new DataView(lengths.buffer, lengths.byteOffset, lengths.byteLength)
+  const chunks: Chunk[] = new Array<Chunk>(n)
+  let offset = base
+  for (let i = 0; i < n; i++) {
+    const length = view.getUint32(4 * i, true)
+    if (length === 0 || length > LIMITS.maxChunkBytes) throw f.bad(`lengths[${i}]`, `must be in [1, ${LIMITS.maxChunkBytes}], got ${length}`)
+    chunks[i] = { offset, length, fp: fingerprintFromBytes(fps, FINGERPRINT_BYTES * i) }
+    offset += length
+  }
+  if (!Number.isSafeInteger(offset)) throw f.bad('lengths', 'add up past the largest safe offset')
+  const more = f.raw('more')
+  if (more !== undefined && more !== null && typeof more !== 'boolean') throw f.bad('more', `must be a boolean, got ${typeName(more)}`)
+  return { t: 'chunks', id, chunks, ...(more === true ? { more: true } : {}) }
+}
+
+function summaryFromWire(f: WireFields): Record<string, number> {
+  const m = f.map('summary')
+  const keys = m.keys()
+  if (keys.length > LIMITS.maxSummaryKeys) throw f.bad('summary', `has ${keys.length} keys, more than ${LIMITS.maxSummaryKeys}`)
+  const out: Record<string, number> = {}
+  for (const key of keys) {
+    if (!NAME_PATTERN.test(key)) throw f.bad('summary', `key ${JSON.stringify(key.slice(0, 64))} is not a counter name`)
+    out[key] = m.num(key, -Number.MAX_VALUE, Number.MAX_VALUE)
+  }
+  return out
+}

@@ -1,0 +1,101 @@
+import type { RawData, WebSocket } from 'ws'
+import { DsyncError } from '../errors.js'
+import { CLOSE, DEFAULT_CHANNEL_LIMITS, FrameChannel, type ChannelLimits } from './channel.js'
+
+/**
+ * A Channel over one open WebSocket. Backpressure both ways, as ws `lib/stream.js` does it:
+ * `send` resolves in the `ws.send` callback and first waits while `bufferedAmount` is above the
+ * high-water mark; inbound, the socket is paused while the consumer's queue is over its limit.
+ */
+export class WsChannel extends FrameChannel {
+  private readonly flushWaiters: (() => void)[] = []
+  /** The largest frame accepted right now; the server lowers it until the handshake is done. */
+  private frameLimit = Infinity
+
+  constructor(
+    private readonly ws: WebSocket,
+    limits: ChannelLimits = DEFAULT_CHANNEL_LIMITS,
+  ) {
+    super(limits)
+    ws.binaryType = 'nodebuffer'
+    ws.on('message', (data: RawData, isBinary: boolean) => this.onMessage(data, isBinary))
+    ws.on('close', (code: number, reason: Buffer) => {
+      this.onClosed(code, reason.toString('utf8'))
+      this.wakeSenders()
+    })
+    // ws closes the socket itself after an 'error' (bad frame, oversized message); the 'close'
+    // event that follows ends the session. Listening keeps the error from being unhandled.
+    ws.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
+        this.inbound.end(new DsyncError('BAD_MESSAGE', `the peer sent a frame over the size limit; session closed`, { cause: err }))
+      } else {
+        this.inbound.end(new DsyncError('NETWORK', `connection error: ${err.message}`, { cause: err }))
+      }
+    })
+  }
+
+  /** Bytes given to `ws.send` and not yet written to the socket (ws `bufferedAmount`). */
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount
+  }
+
+  /** Refuses inbound frames over `bytes` (BAD_MESSAGE) until raised again. */
+  setFrameLimit(bytes: number): void {
+    this.frameLimit = bytes
+  }
+
+  protected async writeFrame(frame: Uint8Array): Promise<void> {
+    while (this.ws.bufferedAmount > this.limits.sendHighWaterBytes && !this.closed) {
+      await new Promise<void>((resolve) => this.flushWaiters.push(resolve))
+    }
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) {
+      throw new DsyncError('NETWORK', 'connection closed before the message could be sent')
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.ws.send(frame, { binary: true }, (err) => {
+        // Each flush may bring bufferedAmount under the mark: let waiting senders re-check.
+        this.wakeSenders()
+        if (err) reject(new DsyncError('NETWORK', `connection lost while sending: ${err.message}`, { cause: err }))
+        else resolve()
+      })
+    })
+  }
+
+  protected closeTransport(code: number, reason: string): void {
+    this.ws.close(code, reason)
+    this.wakeSenders()
+  }
+
+  protected pauseTransport(): void {
+    this.ws.pause()
+  }
+
+  protected resumeTransport(): void {
+    this.ws.resume()
+  }
+
+  private onMessage(data: RawData, isBinary: boolean): void {
+    const frame = toBytes(data)
+    if (!isBinary) {
+      this.stats.bytesReceived += frame.length
+      this.fail(new DsyncError('BAD_MESSAGE', 'text frame received; dsync speaks binary msgpack frames only'), CLOSE.unsupportedData)
+      return
+    }
+    if (frame.length > this.frameLimit) {
+      this.stats.bytesReceived += frame.length
+      this.fail(new DsyncError('BAD_MESSAGE', `${frame.length}-byte frame before the handshake finished; the limit is ${this.frameLimit}`), CLOSE.tooBig)
+      return
+    }
+    this.onFrame(frame)
+  }
+
+  private wakeSenders(): void {
+    for (const w of this.flushWaiters.splice(0)) w()
+  }
+}
+
+function toBytes(data: RawData): Uint8Array {
+  if (Array.isArray(data)) return Buffer.concat(data)
+  if (data instanceof ArrayBuffer) return new Uint8Array(data)
+  return data
+}

@@ -1,0 +1,96 @@
+import { DsyncError } from '../errors.js'
+import type { Message } from './messages.js'
+
+/** Limits of the unconsumed inbound queue; the transport is paused above them. */
+export interface QueueLimits {
+  /** Pause reading when this many frame bytes wait unconsumed; resume at half. */
+  readonly maxQueuedBytes: number
+  /** Pause reading when this many messages wait unconsumed; resume at half. */
+  readonly maxQueuedMessages: number
+}
+
+/**
+ * Inbound messages waiting for the consumer, in arrival order, then an end (normal or an error).
+ * Calls `pause` when the queue goes over a limit and `resume` when it has drained to half, the
+ * recipe of ws `lib/stream.js` (`if (!push(data)) ws.pause()`, resume in `_read`).
+ */
+export class InboundQueue {
+  private readonly items: ({ msg: Message; size: number } | undefined)[] = []
+  private head = 0
+  private bytes = 0
+  private paused = false
+  private terminal: { error: DsyncError | null } | null = null
+  private waiter: ((v: void) => void) | null = null
+
+  constructor(
+    private readonly limits: QueueLimits,
+    private readonly flow: { pause(): void; resume(): void },
+  ) {}
+
+  /** Bytes of frames queued and not yet taken by the consumer. */
+  get queuedBytes(): number {
+    return this.bytes
+  }
+
+  get queuedMessages(): number {
+    return this.items.length - this.head
+  }
+
+  /** True once an end (normal or error) has been recorded. */
+  get ended(): boolean {
+    return this.terminal !== null
+  }
+
+  /** Appends a message of `size` frame bytes; ignored after the end. */
+  push(msg: Message, size: number): void {
+    if (this.terminal !== null) return
+    this.items.push({ msg, size })
+    this.bytes += size
+    if (!this.paused && (this.bytes >= this.limits.maxQueuedBytes || this.queuedMessages >= this.limits.maxQueuedMessages)) {
+      this.paused = true
+      this.flow.pause()
+    }
+    this.wake()
+  }
+
+  /** Records the end: `error` null for a normal end. The first end wins. */
+  end(error: DsyncError | null): void {
+    if (this.terminal !== null) return
+    this.terminal = { error }
+    this.wake()
+  }
+
+  /** The next message; null after a normal end; throws the recorded error once drained. */
+  async next(): Promise<Message | null> {
+    for (;;) {
+      if (this.head < this.items.length) return this.take()
+      if (this.terminal !== null) {
+        if (this.terminal.error !== null) throw this.terminal.error
+        return null
+      }
+      await new Promise<void>((resolve) => (this.waiter = resolve))
+    }
+  }
+
+  private take(): Message {
+    const item = this.items[this.head]!
+    this.items[this.head++] = undefined
+    // Compact now and then so a long session does not keep a growing array of holes.
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items.splice(0, this.head)
+      this.head = 0
+    }
+    this.bytes -= item.size
+    if (this.paused && this.bytes <= this.limits.maxQueuedBytes / 2 && this.queuedMessages <= this.limits.maxQueuedMessages / 2) {
+      this.paused = false
+      this.flow.resume()
+    }
+    return item.msg
+  }
+
+  private wake(): void {
+    const w = this.waiter
+    this.waiter = null
+    w?.()
+  }
+}

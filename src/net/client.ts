@@ -3,7 +3,7 @@ import { DsyncError, isDsyncError } from '../errors.js'
 import { LIMITS, SUPPORTED_VERSIONS } from '../../protocol/messages.js'
 import { clientMac, newChallenge, serverMac, verifyMac } from './auth.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
-import { checkRelPath } from '../fs/safe-path.js'
+import { checkRelPath } from '../fs/index.js'
 import { WsChannel } from './connection.js'
 import type { Role, SessionOptions } from './messages.js'
 

@@ -1,5 +1,5 @@
 import { DsyncError } from '../errors.js'
-import { checkRelPath } from '../fs/safe-path.js'
+import { checkRelPath } from '../fs/index.js'
 
 /**
  * Typed reads of one decoded wire object's fields, each checked against its rule. Every

@@ -1,0 +1,147 @@
+import { decompressFrame } from '../compress/index.js'
+import { DsyncError, ensureData } from '../errors.js'
+import { FileDigester, type FileDigest } from '../hash/index.js'
+import { DELTA_MAGIC, DELTA_VERSION, DIGEST_BYTES, MAX_FRAME_RAW, MAX_FRAME_STORED, OP } from './delta-format.js'
+import { unzigzag } from './bytes.js'
+import { StreamReader } from './stream-reader.js'
+
+/** Random access to the seed a delta was made against. */
+export interface SeedReader {
+  /** Bytes in the seed. */
+  readonly size: number
+  /** Exactly `length` bytes from `offset` (the caller keeps within `size`). The result may be
+   *  reused by the next call. */
+  read(offset: number, length: number): Promise<Uint8Array>
+}
+
+/** Where a rebuilt target goes. `bytes` is valid only until the returned promise settles. */
+export interface ByteSink {
+  write(bytes: Uint8Array): Promise<void>
+}
+
+/** Seed bytes are read, and target bytes written, in pieces of at most this size. */
+const IO_PIECE = 1024 * 1024
+
+/** Gathers small writes into one buffer: a delta of many short ops would otherwise cost one
+ *  write call each. */
+class BufferedSink {
+  readonly #buf = new Uint8Array(IO_PIECE)
+  #len = 0
+  readonly digester = new FileDigester()
+  size = 0
+  constructor(readonly sink: ByteSink) {}
+
+  async write(bytes: Uint8Array): Promise<void> {
+    this.digester.update(bytes)
+    this.size += bytes.length
+    if (this.#len + bytes.length > this.#buf.length || bytes.length >= this.#buf.length / 2) await this.flush()
+    if (bytes.length >= this.#buf.length / 2) {
+      await this.sink.write(bytes)
+      return
+    }
+    this.#buf.set(bytes, this.#len)
+    this.#len += bytes.length
+  }
+
+  async flush(): Promise<void> {
+    if (this.#len === 0) return
+    const n = this.#len
+    this.#len = 0
+    await this.sink.write(this.#buf.subarray(0, n))
+  }
+}
+
+/**
+ * Applies a delta (streamed, any buffer split) to `seed` (null for a delta made against
+ * EMPTY_SIGNATURE or an empty seed), writing the target to `sink`. Memory: one decoded literal
+ * frame (≤ 4 MiB) and 1 MiB of I/O buffer, whatever the sizes.
+ *
+ * Checks everything: magic and version, the seed's size against the one the delta was made for,
+ * every record against the format's limits, the target's size and SHA-256 against the trailer,
+ * and that nothing follows it. Throws DsyncError BAD_DATA (truncated, corrupted, wrong seed,
+ * trailing bytes) or DIGEST_MISMATCH (the rebuilt target is not the one the delta describes); the
+ * sink may then have received part of a wrong target, so write into a temp file (patchFile).
+ */
+export async function applyDelta(
+  seed: SeedReader | null,
+  delta: AsyncIterable<Uint8Array>,
+  sink: ByteSink,
+  opts: { signal?: AbortSignal } = {},
+): Promise<{ size: number; digest: FileDigest }> {
+  const r = new StreamReader(delta)
+  try {
+    return await applyFrom(r, seed, sink, opts.signal)
+  } finally {
+    await r.close()
+  }
+}
+
+async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSink, signal: AbortSignal | undefined) {
+  for (const m of DELTA_MAGIC) {
+    if ((await r.u8()) !== m) throw new DsyncError('BAD_DATA', 'not a dsync delta (bad magic bytes)')
+  }
+  const version = await r.u8()
+  if (version !== DELTA_VERSION) {
+    throw new DsyncError('BAD_DATA', `delta format version ${version} is not supported (this dsync reads version ${DELTA_VERSION}); make it again with this dsync`)
+  }
+  const seedSize = await r.varint('seed size')
+  if (seedSize > 0) {
+    if (seed === null) throw new DsyncError('BAD_DATA', `delta was made against a seed of ${seedSize} bytes, and no seed was given`)
+    if (seed.size !== seedSize) {
+      throw new DsyncError('BAD_DATA', `wrong seed: the delta was made against a seed of ${seedSize} bytes, this one has ${seed.size}`)
+    }
+  }
+  const out = new BufferedSink(sink)
+  let frame: Uint8Array = new Uint8Array(0)
+  let framePos = 0
+  let prevCopyEnd = 0
+  for (;;) {
+    if (signal?.aborted) throw new DsyncError('ABORTED', 'patch cancelled', { cause: signal.reason })
+    const at = r.offset
+    const op = await r.u8()
+    if (op === OP.COPY) {
+      const offset = prevCopyEnd + unzigzag(await r.varint('copy offset'))
+      const length = await r.varint('copy length')
+      ensureData(seed !== null && length > 0 && offset >= 0 && offset + length <= seedSize, `delta: copy of seed bytes ${offset}..${offset + length} is outside the seed (${seedSize} bytes), at byte ${at}`)
+      for (let done = 0; done < length; ) {
+        const n = Math.min(IO_PIECE, length - done)
+        const bytes = await seed.read(offset + done, n)
+        await out.write(bytes)
+        done += n
+      }
+      prevCopyEnd = offset + length
+    } else if (op === OP.LIT) {
+      const length = await r.varint('literal length')
+      ensureData(length > 0 && length <= frame.length - framePos, `delta: literal of ${length} bytes overruns its frame, at byte ${at}`)
+      await out.write(frame.subarray(framePos, framePos + length))
+      framePos += length
+    } else if (op === OP.FRAME) {
+      ensureData(framePos === frame.length, `delta: new literal frame before the last one was used up, at byte ${at}`)
+      const codec = await r.u8()
+      const raw = await r.varint('frame size')
+      const stored = await r.varint('frame stored size')
+      ensureData(raw > 0 && raw <= MAX_FRAME_RAW && stored <= MAX_FRAME_STORED, `delta: literal frame of ${raw} (${stored} stored) bytes exceeds the format's limits, at byte ${at}`)
+      const data = await r.bytes(stored)
+      const decoded = decompressFrame(codec, data, raw)
+      // A stored frame is a view of the input, which the source may reuse: keep a copy.
+      frame = decoded === data ? data.slice() : decoded
+      framePos = 0
+    } else if (op === OP.END) {
+      ensureData(framePos === frame.length, `delta: ends with ${frame.length - framePos} literal bytes unused`)
+      const size = await r.varint('target size')
+      const digest = Buffer.from(await r.bytes(DIGEST_BYTES)).toString('hex') as FileDigest
+      ensureData(await r.atEnd(), 'delta: unexpected bytes after its end')
+      await out.flush()
+      if (size !== out.size) {
+        throw new DsyncError('BAD_DATA', `delta is corrupted: it rebuilt ${out.size} bytes, its trailer says ${size}`)
+      }
+      const got = out.digester.digest()
+      if (got !== digest) {
+        throw new DsyncError('DIGEST_MISMATCH', 'the rebuilt file does not match the SHA-256 the delta carries (wrong seed, or a corrupted delta or seed)')
+      }
+      return { size, digest }
+    } else {
+      throw new DsyncError('BAD_DATA', `delta is corrupted: unknown record type 0x${op.toString(16)} at byte ${at}`)
+    }
+  }
+}

@@ -1,0 +1,125 @@
+import { compressFrame } from '../compress/index.js'
+import type { FileDigest } from '../hash/index.js'
+import { ByteWriter } from './bytes.js'
+import { DELTA_MAGIC, DELTA_VERSION, LITERAL_FRAME_BYTES, OP } from './delta-format.js'
+
+/** Pending op records are flushed once they pass this many bytes even if the frame is not full,
+ *  so a target made of many small copies cannot grow the writer's memory. */
+const MAX_PENDING_OPS_BYTES = 256 * 1024
+
+/**
+ * Turns a sequence of copy(seedOffset, length) and literal(bytes) calls into delta records:
+ * merges adjacent copies and literal runs, gathers literals into frames of LITERAL_FRAME_BYTES
+ * compressed at once, and queues the encoded pieces for the caller to take(). Memory: one frame
+ * plus the pending records.
+ */
+export class DeltaWriter {
+  readonly #frame = new Uint8Array(LITERAL_FRAME_BYTES)
+  #frameLen = 0
+  readonly #ops = new ByteWriter(4096)
+  #litRun = 0 // literal bytes not yet covered by a LIT record
+  #copyOff = 0
+  #copyLen = 0 // pending COPY, 0 when none
+  #prevCopyEnd = 0
+  #out: Uint8Array[] = []
+  encodedBytes = 0
+  literalBytes = 0
+  copiedBytes = 0
+
+  constructor(seedSize: number) {
+    const h = new ByteWriter(16)
+    for (const m of DELTA_MAGIC) h.u8(m)
+    h.u8(DELTA_VERSION)
+    h.varint(seedSize)
+    this.#emit(h.take())
+  }
+
+  #emit(bytes: Uint8Array): void {
+    if (bytes.length === 0) return
+    this.#out.push(bytes)
+    this.encodedBytes += bytes.length
+  }
+
+  #endCopy(): void {
+    if (this.#copyLen === 0) return
+    this.#ops.u8(OP.COPY)
+    this.#ops.zigzag(this.#copyOff - this.#prevCopyEnd)
+    this.#ops.varint(this.#copyLen)
+    this.#prevCopyEnd = this.#copyOff + this.#copyLen
+    this.#copyLen = 0
+  }
+
+  #endLiteral(): void {
+    if (this.#litRun === 0) return
+    this.#ops.u8(OP.LIT)
+    this.#ops.varint(this.#litRun)
+    this.#litRun = 0
+  }
+
+  /** Emits the current frame, then the records that use it. */
+  #flush(): void {
+    this.#endLiteral()
+    if (this.#frameLen > 0) {
+      const raw = this.#frame.subarray(0, this.#frameLen)
+      const f = compressFrame(raw)
+      const h = new ByteWriter(16)
+      h.u8(OP.FRAME)
+      h.u8(f.codec)
+      h.varint(this.#frameLen)
+      h.varint(f.data.length)
+      this.#emit(h.take())
+      // Stored frames are views of the reused frame buffer: copy them out.
+      this.#emit(f.data === raw ? raw.slice() : f.data)
+      this.#frameLen = 0
+    }
+    this.#emit(this.#ops.take())
+  }
+
+  /** Target bytes [pos, pos+len) equal seed bytes [offset, offset+len). */
+  copy(offset: number, length: number): void {
+    this.copiedBytes += length
+    this.#endLiteral()
+    if (this.#copyLen > 0 && this.#copyOff + this.#copyLen === offset) {
+      this.#copyLen += length
+      return
+    }
+    this.#endCopy()
+    this.#copyOff = offset
+    this.#copyLen = length
+    if (this.#ops.length > MAX_PENDING_OPS_BYTES) this.#flush()
+  }
+
+  /** Target bytes that come from no seed block. Copied: `bytes` may be reused after the call. */
+  literal(bytes: Uint8Array): void {
+    if (bytes.length === 0) return
+    this.literalBytes += bytes.length
+    this.#endCopy()
+    let taken = 0
+    while (taken < bytes.length) {
+      const n = Math.min(bytes.length - taken, this.#frame.length - this.#frameLen)
+      this.#frame.set(bytes.subarray(taken, taken + n), this.#frameLen)
+      this.#frameLen += n
+      this.#litRun += n
+      taken += n
+      if (this.#frameLen === this.#frame.length) this.#flush()
+    }
+  }
+
+  /** Ends the delta: pending records, then the trailer with the target's size and SHA-256. */
+  finish(targetSize: number, digest: FileDigest): void {
+    this.#endCopy()
+    this.#flush()
+    const t = new ByteWriter(48)
+    t.u8(OP.END)
+    t.varint(targetSize)
+    t.bytes(Buffer.from(digest, 'hex'))
+    this.#emit(t.take())
+  }
+
+  /** The encoded pieces produced since the last call. */
+  take(): Uint8Array[] {
+    const out = this.#out
+    this.#out = []
+    return out
+  }
+}

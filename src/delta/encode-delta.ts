@@ -1,0 +1,265 @@
+import { DsyncError } from '../errors.js'
+import { FileDigester } from '../hash/index.js'
+import { BlockIndex } from './block-index.js'
+import { DeltaWriter } from './delta-writer.js'
+import { outFactor, rollHash, rollingHash, weakKey, fmix32 } from './rolling-hash.js'
+import { strongKey, type Signature } from './signature.js'
+
+/** What encoding a delta did, in bytes. */
+export interface DeltaStats {
+  readonly targetSize: number
+  /** Target bytes sent as COPY of the seed. */
+  readonly copiedBytes: number
+  /** Target bytes sent as literals (before compression). */
+  readonly literalBytes: number
+  /** Bytes of the delta produced (what goes on the wire). */
+  readonly encodedBytes: number
+}
+
+/** Most blocks tried for one weak key at one offset. A seed with many identical blocks (runs of
+ *  zeros) would otherwise make a miss cost one strong hash per copy (rsync match.c has the same
+ *  cap, MAX_CHAIN_LEN, for the same reason). Identical blocks all serve equally: the first wins. */
+const MAX_CANDIDATES = 16
+
+/**
+ * Streams the delta of `target` against the seed described by `sig`, in one pass over the
+ * target and memory bounded by max(4 MiB, 4 blocks) plus one literal frame.
+ *
+ * Matching, per position p of the target:
+ * - continuing a run: after block k matched, the next bytes are compared with block k+1 alone
+ *   (a weak and a strong key over one block, no search) — the common case of a similar file;
+ * - searching: otherwise a window of blockSize bytes rolls one byte at a time, a bitmap and a
+ *   map find the blocks with its weak key; a block found so is accepted only if the block after
+ *   it matches too (see keyBits for why that lets each block carry fewer bits);
+ * - at the target's end, its last bytes are compared with the seed's last block, which may be
+ *   short.
+ * The bytes `bytes` yields are the delta format (protocol/DELTA.md); stats() is valid once the
+ * stream has ended.
+ */
+export function encodeDelta(
+  sig: Signature,
+  target: AsyncIterable<Uint8Array>,
+  opts: { signal?: AbortSignal } = {},
+): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
+  let result: DeltaStats | undefined
+  async function* run(): AsyncGenerator<Uint8Array> {
+    const writer = new DeltaWriter(sig.seedSize)
+    const digester = new FileDigester()
+    const matcher = new Matcher(sig, writer)
+    let size = 0
+    for await (const input of target) {
+      if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
+      digester.update(input)
+      size += input.length
+      matcher.push(input)
+      yield* writer.take()
+    }
+    if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
+    matcher.end()
+    writer.finish(size, digester.digest())
+    yield* writer.take()
+    result = Object.freeze({ targetSize: size, copiedBytes: writer.copiedBytes, literalBytes: writer.literalBytes, encodedBytes: writer.encodedBytes })
+  }
+  return {
+    bytes: run(),
+    stats(): DeltaStats {
+      if (result === undefined) throw new DsyncError('INTERNAL', 'delta stats asked for before the delta stream ended')
+      return result
+    },
+  }
+}
+
+/** The matching state machine over a sliding buffer of the target. */
+class Matcher {
+  readonly #sig: Signature
+  readonly #w: DeltaWriter
+  readonly #index: BlockIndex
+  readonly #b: number
+  readonly #count: number
+  readonly #outF: number
+  readonly #buf: Uint8Array
+  #end = 0 // bytes buffered
+  #p = 0 // window start
+  #lit = 0 // start of the pending literal
+  #expect: number // block expected at p (continuing a run), or -1
+  #h = 0 // rolling hash of [p, p+b) when #hValid
+  #hValid = false
+
+  constructor(sig: Signature, writer: DeltaWriter) {
+    this.#sig = sig
+    this.#w = writer
+    this.#b = sig.blockSize
+    this.#count = sig.weak.length
+    this.#index = new BlockIndex(sig)
+    this.#outF = outFactor(Math.max(1, this.#b))
+    // Every target starts as if continuing a run at block 0: most files keep their beginning.
+    this.#expect = this.#count > 0 ? 0 : -1
+    this.#buf = new Uint8Array(this.#count > 0 ? Math.max(4 * 1024 * 1024, 4 * this.#b) : 0)
+  }
+
+  push(input: Uint8Array): void {
+    if (this.#count === 0) {
+      this.#w.literal(input)
+      return
+    }
+    let taken = 0
+    while (taken < input.length) {
+      if (this.#end === this.#buf.length) this.#compact()
+      const n = Math.min(input.length - taken, this.#buf.length - this.#end)
+      this.#buf.set(input.subarray(taken, taken + n), this.#end)
+      this.#end += n
+      taken += n
+      this.#scan(false)
+    }
+  }
+
+  end(): void {
+    if (this.#count === 0) return
+    this.#scan(true)
+    this.#literalTo(this.#end)
+  }
+
+  /** Moves what is still needed (from p on; the literal before it goes to the writer first) to
+   *  the front of the buffer. The scan leaves fewer than 2 blocks after p, so this frees room. */
+  #compact(): void {
+    this.#literalTo(this.#p)
+    this.#buf.copyWithin(0, this.#p, this.#end)
+    this.#end -= this.#p
+    this.#lit -= this.#p
+    this.#p = 0
+  }
+
+  #literalTo(pos: number): void {
+    if (pos > this.#lit) this.#w.literal(this.#buf.subarray(this.#lit, pos))
+    this.#lit = pos
+  }
+
+  #blockLen(k: number): number {
+    return k === this.#count - 1 ? this.#sig.seedSize - k * this.#b : this.#b
+  }
+
+  /** Does target [at, at+len) carry block k's keys? */
+  #isBlock(k: number, at: number, len: number): boolean {
+    const s = this.#sig
+    return (
+      weakKey(rollingHash(this.#buf, at, len), s.weakBits) === s.weak[k] && strongKey(this.#buf, at, len, s.strongBits) === s.strong[k]
+    )
+  }
+
+  #take(k: number): void {
+    const len = this.#blockLen(k)
+    this.#literalTo(this.#p)
+    this.#w.copy(k * this.#b, len)
+    this.#p += len
+    this.#lit = this.#p
+    this.#expect = k + 1 < this.#count ? k + 1 : -1
+    this.#hValid = false
+  }
+
+  /**
+   * Matches as far as the buffered bytes allow: while more input may come, keeps 2 blocks of
+   * look-ahead (a window and the block that confirms it); at the end (`final`), to the last byte.
+   */
+  #scan(final: boolean): void {
+    const b = this.#b
+    const buf = this.#buf
+    const s = this.#sig
+    const index = this.#index
+    const shift = 32 - s.weakBits
+    const outF = this.#outF
+    for (;;) {
+      const end = this.#end
+      const p = this.#p
+      if (!final && end - p < 2 * b) return
+      if (p >= end) return
+      if (this.#expect >= 0) {
+        const k = this.#expect
+        const len = this.#blockLen(k)
+        if (end - p >= len) {
+          const h = rollingHash(buf, p, len)
+          if ((fmix32(h) >>> shift) === s.weak[k] && strongKey(buf, p, len, s.strongBits) === s.strong[k]) {
+            this.#take(k)
+            continue
+          }
+          if (len === b) {
+            this.#h = h
+            this.#hValid = true
+          }
+        }
+        this.#expect = -1
+      }
+      if (end - p < b) {
+        this.#tail()
+        return
+      }
+      if (!this.#hValid) {
+        this.#h = rollingHash(buf, p, b)
+        this.#hValid = true
+      }
+      // Roll until the weak key passes the bitmap, or the look-ahead runs out.
+      const last = final ? end - b : end - 2 * b // last window start this scan may test
+      let q = p
+      let h = this.#h
+      const filter = index.filter
+      const fshift = shift + index.filterShift
+      for (;;) {
+        const f = fmix32(h) >>> fshift
+        if ((filter[f >>> 3]! & (1 << (f & 7))) !== 0 || q >= last) break
+        h = rollHash(h, outF, buf[q]!, buf[q + b]!)
+        q++
+      }
+      this.#p = q
+      this.#h = h
+      const k = this.#searchAt(q, fmix32(h) >>> shift)
+      if (k >= 0) {
+        this.#take(k)
+        this.#take(k + 1)
+        continue
+      }
+      if (q >= last) {
+        if (final) {
+          this.#tail()
+          return
+        }
+        if (q + b < end) {
+          this.#h = rollHash(h, outF, buf[q]!, buf[q + b]!)
+          this.#p = q + 1
+        }
+        return
+      }
+      this.#h = rollHash(h, outF, buf[q]!, buf[q + b]!)
+      this.#p = q + 1
+    }
+  }
+
+  /** A block whose weak key is `weak` and whose strong key matches at q, confirmed by the next
+   *  block matching right after it; -1 if none. */
+  #searchAt(q: number, weak: number): number {
+    if (!this.#index.mayHave(weak)) return -1
+    const b = this.#b
+    const s = this.#sig
+    let strong = -1
+    return this.#index.find(weak, MAX_CANDIDATES, (k) => {
+      if (k + 1 >= this.#count) return false
+      if (strong < 0) strong = strongKey(this.#buf, q, b, s.strongBits)
+      if (strong !== s.strong[k]) return false
+      const len2 = this.#blockLen(k + 1)
+      // Near the target's end there may be no room for the confirming block: no match then.
+      if (q + b + len2 > this.#end) return false
+      return this.#isBlock(k + 1, q + b, len2)
+    })
+  }
+
+  /** At the target's end, with no match at p: the last bytes may still be the seed's last block
+   *  (compared at exactly one offset, so no confirmation is needed). */
+  #tail(): void {
+    const last = this.#count - 1
+    const len = this.#blockLen(last)
+    const at = this.#end - len
+    if (at >= this.#p && this.#isBlock(last, at, len)) {
+      this.#p = at
+      this.#take(last)
+    }
+    this.#p = this.#end
+  }
+}

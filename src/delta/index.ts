@@ -1,0 +1,20 @@
+/**
+ * Delta engine, pure: a seed's signature, the delta of a target against it, and applying a delta
+ * to the seed. Byte formats: protocol/DELTA.md.
+ */
+export {
+  type Signature,
+  type SignatureOptions,
+  EMPTY_SIGNATURE,
+  MIN_BLOCK,
+  MAX_BLOCK,
+  DEFAULT_BLOCK,
+  MATCH_MARGIN_BITS,
+  blockSizeFor,
+  keyBits,
+  computeSignature,
+} from './signature.js'
+export { SIGNATURE_VERSION, encodeSignature, decodeSignature } from './signature-format.js'
+export { DELTA_VERSION, MAX_FRAME_RAW } from './delta-format.js'
+export { type DeltaStats, encodeDelta } from './encode-delta.js'
+export { type SeedReader, type ByteSink, applyDelta } from './apply-delta.js'

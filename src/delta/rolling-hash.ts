@@ -1,0 +1,58 @@
+/**
+ * The weak, rolling half of a block's checksum: a polynomial hash over a byte map,
+ *   h = Σ G[x_i] · B^(n-1-i)  (mod 2^32),
+ * updated in O(1) when the window slides one byte. Why not rsync's Adler-style sum
+ * (src/hash rollSum): its two 16-bit sums of raw bytes cluster on text (the a-sum of 4 KiB of
+ * ASCII spans a few thousand values), so its bits cannot count toward a block's identity and
+ * the signature would need more strong bits per block. With random 32-bit G[x] and an odd B,
+ * two different windows collide only when Σ (G[x_i] − G[y_i]) · B^j ≡ 0, and the bits we keep
+ * (top bits after fmix32) behave as random; the signature then spends fewer strong bits.
+ * The table and constants are part of the signature format (protocol/DELTA.md).
+ */
+
+/** Multiplier of the polynomial (odd, so x ↦ x·B is a bijection mod 2^32). */
+export const ROLL_BASE = 0x01000193
+
+/** murmur3's 32-bit finalizer: a bijection that spreads every input bit over the output. */
+export function fmix32(h: number): number {
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return h >>> 0
+}
+
+/** G[x] = fmix32((x + 1) · 0x9E3779B1): 256 well-spread 32-bit values, one per byte value. */
+export const BYTE_MAP: Int32Array = (() => {
+  const g = new Int32Array(256)
+  for (let x = 0; x < 256; x++) g[x] = fmix32(Math.imul(x + 1, 0x9e3779b1)) | 0
+  return g
+})()
+
+/** B^(n-1) mod 2^32: what a byte leaving a window of n bytes was multiplied by. */
+export function outFactor(n: number): number {
+  let f = 1
+  for (let i = 1; i < n; i++) f = Math.imul(f, ROLL_BASE)
+  return f
+}
+
+/** The raw rolling hash of `data[start..start+n)` (signed 32-bit). */
+export function rollingHash(data: Uint8Array, start: number, n: number): number {
+  const g = BYTE_MAP
+  let h = 0
+  const end = start + n
+  for (let i = start; i < end; i++) h = (Math.imul(h, ROLL_BASE) + g[data[i]!]!) | 0
+  return h
+}
+
+/** Slides the window one byte: `out` leaves (it was multiplied by `outF` = outFactor(n)), `inn` enters. */
+export function rollHash(h: number, outF: number, out: number, inn: number): number {
+  const g = BYTE_MAP
+  return (Math.imul((h - Math.imul(g[out]!, outF)) | 0, ROLL_BASE) + g[inn]!) | 0
+}
+
+/** The `bits` (1..32) kept of a raw hash: the top bits of fmix32(h), as an unsigned number. */
+export function weakKey(h: number, bits: number): number {
+  return fmix32(h) >>> (32 - bits)
+}

@@ -1,0 +1,120 @@
+import { DsyncError, ensureData } from '../errors.js'
+import { fingerprint } from '../hash/index.js'
+import { ByteReader, ByteWriter } from './bytes.js'
+import { EMPTY_SIGNATURE, MAX_BLOCK, type Signature } from './signature.js'
+
+/** First bytes of a signature file: "dsS" and the format version (protocol/DELTA.md). */
+export const SIGNATURE_MAGIC = Object.freeze([0x64, 0x73, 0x53])
+export const SIGNATURE_VERSION = 1
+/** Bytes of the check that ends a signature: the first 4 bytes of SHA-256 of all before it. */
+const CHECK_BYTES = 4
+
+function check(bytes: Uint8Array): Uint8Array {
+  return Buffer.from(fingerprint(bytes).slice(0, CHECK_BYTES * 2), 'hex')
+}
+
+/** Number of blocks a seed of `size` bytes has at `blockSize`. */
+export function blockCount(size: number, blockSize: number): number {
+  return size === 0 ? 0 : Math.ceil(size / blockSize)
+}
+
+/** Encodes a signature: a small header, then each block's weak and strong keys bit-packed
+ *  (weakBits + strongBits bits per block, most significant bit first), then a 4-byte check. */
+export function encodeSignature(sig: Signature): Uint8Array {
+  const per = sig.weakBits + sig.strongBits
+  const n = sig.weak.length
+  const w = new ByteWriter(16 + Math.ceil((n * per) / 8))
+  for (const m of SIGNATURE_MAGIC) w.u8(m)
+  w.u8(SIGNATURE_VERSION)
+  w.varint(sig.seedSize)
+  w.varint(sig.blockSize)
+  w.u8(sig.weakBits)
+  w.u8(sig.strongBits)
+  const packed = new Uint8Array(Math.ceil((n * per) / 8))
+  let at = 0
+  let cur = 0
+  let used = 0 // bits filled in `cur`
+  const put = (v: number, bits: number): void => {
+    while (bits > 0) {
+      const take = Math.min(8 - used, bits)
+      cur |= ((v >>> (bits - take)) & ((1 << take) - 1)) << (8 - used - take)
+      used += take
+      bits -= take
+      if (used === 8) {
+        packed[at++] = cur
+        cur = 0
+        used = 0
+      }
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    put(sig.weak[i]!, sig.weakBits)
+    put(sig.strong[i]!, sig.strongBits)
+  }
+  if (used > 0) packed[at] = cur
+  w.bytes(packed)
+  const body = w.take()
+  const out = new Uint8Array(body.length + CHECK_BYTES)
+  out.set(body)
+  out.set(check(body), body.length)
+  return out
+}
+
+/**
+ * Decodes and checks a signature. Any truncation, extension, corruption (the 4-byte check),
+ * unknown version or field out of range → DsyncError BAD_DATA. Allocates in proportion to the
+ * input's length only.
+ */
+export function decodeSignature(bytes: Uint8Array): Signature {
+  const r = new ByteReader(bytes, 'signature')
+  ensureData(bytes.length >= SIGNATURE_MAGIC.length + 1 && SIGNATURE_MAGIC.every((m, i) => bytes[i] === m), 'not a dsync signature (bad magic bytes)')
+  r.pos = SIGNATURE_MAGIC.length
+  const version = r.u8()
+  if (version !== SIGNATURE_VERSION) {
+    throw new DsyncError('BAD_DATA', `signature format version ${version} is not supported (this dsync reads version ${SIGNATURE_VERSION}); make it again with this dsync`)
+  }
+  ensureData(bytes.length >= CHECK_BYTES, 'signature: truncated')
+  const body = bytes.subarray(0, bytes.length - CHECK_BYTES)
+  const stored = bytes.subarray(bytes.length - CHECK_BYTES)
+  ensureData(check(body).every((b, i) => b === stored[i]), 'signature is corrupted or truncated (its check does not match)')
+  const br = new ByteReader(body, 'signature')
+  br.pos = r.pos
+  const seedSize = br.varint()
+  const blockSize = br.varint()
+  const weakBits = br.u8()
+  const strongBits = br.u8()
+  ensureData(weakBits >= 1 && weakBits <= 32 && strongBits >= 1 && strongBits <= 32, 'signature: key widths out of range')
+  if (seedSize === 0 && blockSize === 0) {
+    ensureData(br.left === 0, 'signature: trailing bytes')
+    return { ...EMPTY_SIGNATURE, weakBits, strongBits }
+  }
+  ensureData(blockSize >= 1 && blockSize <= MAX_BLOCK, `signature: block size ${blockSize} out of range`)
+  const n = blockCount(seedSize, blockSize)
+  const per = weakBits + strongBits
+  // Checked before allocating: the block count must agree with the bytes present.
+  ensureData(br.left === Math.ceil((n * per) / 8), 'signature: block list length does not match the seed size')
+  const weak = new Uint32Array(n)
+  const strong = new Uint32Array(n)
+  const packed = br.bytes(br.left)
+  let at = 0
+  let used = 0
+  const get = (bits: number): number => {
+    let v = 0
+    while (bits > 0) {
+      const take = Math.min(8 - used, bits)
+      v = v * (1 << take) + ((packed[at]! >>> (8 - used - take)) & ((1 << take) - 1))
+      used += take
+      bits -= take
+      if (used === 8) {
+        at++
+        used = 0
+      }
+    }
+    return v
+  }
+  for (let i = 0; i < n; i++) {
+    weak[i] = get(weakBits)
+    strong[i] = get(strongBits)
+  }
+  return { seedSize, blockSize, weakBits, strongBits, weak, strong }
+}

@@ -1,0 +1,148 @@
+import type { ChunkParams } from '../chunk/index.js'
+import { DsyncError } from '../errors.js'
+import { fingerprint } from '../hash/index.js'
+import { rollingHash, weakKey } from './rolling-hash.js'
+
+/**
+ * What the receiver tells the sender about its seed: the seed cut into fixed-size blocks, and
+ * for each block a short weak key (rolling: found at any byte offset of the target) and a short
+ * strong key (bits of the block's SHA-256). Blocks `0..count-1` cover the seed in order; all
+ * are `blockSize` long but the last, which holds the rest.
+ *
+ * Why fixed blocks and not the CDC chunk list: with a rolling search a fixed block is found at
+ * any offset, so an edit costs one block of literal whatever its kind, and a block needs no
+ * length on the wire. A CDC chunk costs ~1.2 chunks per edit (the chunk holding the edit is
+ * size-biased, and a cut may move) plus ~2 bytes of length. Measured in DESIGN of this module:
+ * see protocol/DELTA.md "Why these sizes".
+ */
+export interface Signature {
+  /** Bytes in the seed. */
+  readonly seedSize: number
+  /** Bytes per block (the last block may be shorter). 0 only in EMPTY_SIGNATURE. */
+  readonly blockSize: number
+  /** Bits kept of each block's rolling hash, 1..32. */
+  readonly weakBits: number
+  /** Bits kept of each block's SHA-256, 1..32. */
+  readonly strongBits: number
+  /** Per block: the top `weakBits` of fmix32(rolling hash), right-aligned. */
+  readonly weak: Uint32Array
+  /** Per block: the first `strongBits` of SHA-256(block), right-aligned. */
+  readonly strong: Uint32Array
+}
+
+/** "No seed": a delta against it carries the whole target, compressed. */
+export const EMPTY_SIGNATURE: Signature = Object.freeze({
+  seedSize: 0,
+  blockSize: 0,
+  weakBits: 32,
+  strongBits: 32,
+  weak: new Uint32Array(0),
+  strong: new Uint32Array(0),
+})
+
+/** Block size bounds. Below 256 B a block's ~4.5 bytes of sums cost more than 2% of it; above
+ *  1 MiB a single edit costs a megabyte of literal. */
+export const MIN_BLOCK = 256
+export const MAX_BLOCK = 1024 * 1024
+
+/**
+ * Probability budget for a false block match, as bits: a signature is sized so that the chance
+ * that any block of a delta is wrongly matched is about 2^-MATCH_MARGIN_BITS (one file in a
+ * million). A false match is not silent: the target's SHA-256 in the delta fails and sync
+ * resends the file whole. rsync's own budget (generator.c sum_sizes_sqroot, BLOCKSUM_BIAS) is
+ * 2^-10 per file; we spend fewer bits per block than rsync anyway (see keyBits).
+ */
+export const MATCH_MARGIN_BITS = 20
+
+/** Fewest strong bits per block: a floor under the identity the weak hash alone provides. */
+const MIN_STRONG_BITS = 12
+
+/**
+ * Block size for a seed of `size` bytes: √size, as rsync and librsync do, which balances the
+ * signature (size/b blocks) against the literal one edit costs (b). Rounded to 64 bytes.
+ */
+export function blockSizeFor(size: number): number {
+  const b = Math.round(Math.sqrt(size) / 64) * 64
+  return Math.min(MAX_BLOCK, Math.max(MIN_BLOCK, b))
+}
+
+/**
+ * How many weak and strong bits each block keeps, for `count` blocks in a seed of `size` bytes.
+ *
+ * - weak: enough that a window of the target that matches no block rarely passes the weak test
+ *   (the strong test hashes a whole block): ⌈log2 size⌉ − 2 bits gives fewer than ~4 bytes
+ *   SHA-256-hashed per byte searched, whatever the block size.
+ * - total: the matcher accepts a block found by search only when the next block matches too
+ *   (2 × bits vs every block at every offset of a ≤ 4 GiB target), and a block that continues
+ *   a run is compared with that one block alone (bits vs count):
+ *   bits ≥ max(log2 count + margin, (32 + log2 count + margin) / 2).
+ * For 20 MB: 4480-byte blocks, 23 + 12 = 35 bits (4.4 bytes) per block; rsync spends 48.
+ */
+export function keyBits(size: number, count: number): { weakBits: number; strongBits: number } {
+  const lc = Math.log2(Math.max(2, count))
+  const total = Math.ceil(Math.max(lc + MATCH_MARGIN_BITS, (32 + lc + MATCH_MARGIN_BITS) / 2))
+  const weakBits = Math.min(32, Math.max(16, Math.ceil(Math.log2(Math.max(2, size))) - 2))
+  const strongBits = Math.min(32, Math.max(MIN_STRONG_BITS, total - weakBits))
+  return { weakBits, strongBits }
+}
+
+/** The first `bits` of SHA-256(data[start..start+len)), right-aligned. */
+export function strongKey(data: Uint8Array, start: number, len: number, bits: number): number {
+  const hex = fingerprint(data.subarray(start, start + len))
+  return Number.parseInt(hex.slice(0, 8), 16) >>> (32 - bits)
+}
+
+/** Options of computeSignature. */
+export interface SignatureOptions {
+  /** Expected seed size in bytes: sizes the blocks (blockSizeFor). A wrong guess costs bytes,
+   *  never correctness: the signature records the size actually read. */
+  readonly size?: number
+  /** Block size, overriding the one derived from `size` (tests, benchmarks). */
+  readonly blockSize?: number
+  /** Accepted for callers of the first API draft; blocks are sized from the seed, not by CDC
+   *  params (see Signature). */
+  readonly params?: ChunkParams
+  readonly signal?: AbortSignal
+}
+
+/** Block size used when neither `size` nor `blockSize` is given. */
+export const DEFAULT_BLOCK = 2048
+
+/**
+ * Reads the seed once, in memory bounded by one block plus 8 bytes per block of sums, and
+ * returns its signature. The stream may yield buffers of any size and reuse them.
+ */
+export async function computeSignature(seed: AsyncIterable<Uint8Array>, opts: SignatureOptions = {}): Promise<Signature> {
+  const b = opts.blockSize ?? (opts.size !== undefined ? blockSizeFor(opts.size) : DEFAULT_BLOCK)
+  if (!Number.isSafeInteger(b) || b < 1 || b > MAX_BLOCK) {
+    throw new DsyncError('USAGE', `signature block size must be 1..${MAX_BLOCK} bytes, got ${b}`)
+  }
+  const block = new Uint8Array(b)
+  const rawWeak: number[] = []
+  const rawStrong: number[] = []
+  let filled = 0
+  let size = 0
+  // Full 32-bit keys while reading; truncated at the end, when the block count is known.
+  const flush = (): void => {
+    rawWeak.push(weakKey(rollingHash(block, 0, filled), 32))
+    rawStrong.push(strongKey(block, 0, filled, 32))
+    size += filled
+    filled = 0
+  }
+  for await (const input of seed) {
+    if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'signature cancelled', { cause: opts.signal.reason })
+    let taken = 0
+    while (taken < input.length) {
+      const k = Math.min(b - filled, input.length - taken)
+      block.set(input.subarray(taken, taken + k), filled)
+      filled += k
+      taken += k
+      if (filled === b) flush()
+    }
+  }
+  if (filled > 0) flush()
+  const { weakBits, strongBits } = keyBits(size, rawWeak.length)
+  const weak = Uint32Array.from(rawWeak, (w) => w >>> (32 - weakBits))
+  const strong = Uint32Array.from(rawStrong, (s) => s >>> (32 - strongBits))
+  return { seedSize: size, blockSize: b, weakBits, strongBits, weak, strong }
+}

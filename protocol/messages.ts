@@ -22,6 +22,8 @@ export const LIMITS = Object.freeze({
   maxHandshakeFrameBytes: 16 * KiB,
   /** `data.bytes` length. */
   maxDataBytes: 1 * MiB,
+  maxExcludes: 256,
+  maxPatternBytes: 1024,
   /** Entries in one `files` message. */
   maxFilesPerMessage: 1000,
   /** Chunks in one `chunks` message (20 bytes each on the wire: 2.5 MiB). Longer lists are split. */
@@ -65,6 +67,9 @@ export interface WireSessionOptions {
   threshold: number
   metric: string
   force: boolean
+  /** gitignore-style patterns the sender skips; the receiver protects them from --delete.
+   *  At most `LIMITS.maxExcludes`, each at most `LIMITS.maxPatternBytes`. Absent = []. */
+  exclude?: string[]
 }
 
 /** Every wire message. Unknown keys are ignored (a newer peer may add optional ones). */
@@ -97,7 +102,20 @@ export type WireMessage =
     }
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }
-  | { t: 'result'; id: number; path: string; action: string; ok: boolean; code?: string; message?: string }
+  /** `seed` and `similarity` (0..1) say why a file was sent as it was; `conflictCopy` names
+   *  where the receiver kept its own version of a file changed on both sides. */
+  | {
+      t: 'result'
+      id: number
+      path: string
+      action: string
+      ok: boolean
+      code?: string
+      message?: string
+      seed?: string
+      similarity?: number
+      conflictCopy?: string
+    }
   | { t: 'done'; summary: Record<string, number> }
   | { t: 'error'; code: string; message: string }
 

@@ -126,6 +126,9 @@ const CODECS: CodecTable = {
       t: 'result', id: m.id, path: m.path, action: m.action, ok: m.ok,
       ...(m.code === undefined ? {} : { code: m.code }),
       ...(m.message === undefined ? {} : { message: m.message }),
+      ...(m.seed === undefined ? {} : { seed: m.seed }),
+      ...(m.similarity === undefined ? {} : { similarity: m.similarity }),
+      ...(m.conflictCopy === undefined ? {} : { conflictCopy: m.conflictCopy }),
     }),
     fromWire: (f) => ({
       t: 'result',
@@ -135,6 +138,9 @@ const CODECS: CodecTable = {
       ok: f.bool('ok'),
       ...(f.has('code') ? { code: f.str('code', 64, CODE_PATTERN) } : {}),
       ...(f.has('message') ? { message: f.str('message', LIMITS.maxTextBytes) } : {}),
+      ...(f.has('seed') ? { seed: f.path('seed') } : {}),
+      ...(f.has('similarity') ? { similarity: f.num('similarity', 0, 1) } : {}),
+      ...(f.has('conflictCopy') ? { conflictCopy: f.path('conflictCopy') } : {}),
     }),
   },
   done: {
@@ -185,7 +191,10 @@ function internal(message: string): DsyncError {
 }
 
 function optionsToWire(o: SessionOptions): WireSessionOptions {
-  return { dryRun: o.dryRun, delete: o.delete, checksum: o.checksum, threshold: o.threshold, metric: o.metric, force: o.force }
+  return {
+    dryRun: o.dryRun, delete: o.delete, checksum: o.checksum, threshold: o.threshold, metric: o.metric, force: o.force,
+    ...(o.exclude.length > 0 && { exclude: o.exclude }),
+  }
 }
 
 function optionsFromWire(f: WireFields): SessionOptions {
@@ -196,6 +205,9 @@ function optionsFromWire(f: WireFields): SessionOptions {
     threshold: f.num('threshold', 0, 1),
     metric: f.str('metric', 64, NAME_PATTERN),
     force: f.bool('force'),
+    exclude: f.has('exclude')
+      ? f.array('exclude', LIMITS.maxExcludes).map((v, i) => checkStr(f, `exclude[${i}]`, v, LIMITS.maxPatternBytes))
+      : [],
   }
 }
 

@@ -44,7 +44,21 @@ export type Message =
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }
   /** receiver→sender: what happened to one file. */
-  | { t: 'result'; id: number; path: string; action: string; ok: boolean; code?: string; message?: string }
+  | {
+      t: 'result'
+      id: number
+      path: string
+      action: string
+      ok: boolean
+      code?: string
+      message?: string
+      /** the seed the file was built from (delta, copy) or measured against (whole) */
+      seed?: string
+      /** similarity to that seed, 0..1 */
+      similarity?: number
+      /** where the receiver kept its own version, for a file changed on both sides */
+      conflictCopy?: string
+    }
   /** receiver→sender: end of the session, with counters. */
   | { t: 'done'; summary: Record<string, number> }
   /** either way: fatal for the session. Surfaces from `Channel.messages()` as a thrown DsyncError. */
@@ -75,6 +89,8 @@ export interface SessionOptions {
   threshold: number
   metric: string
   force: boolean
+  /** gitignore-style patterns the sender skips; the receiver protects them from --delete */
+  exclude: string[]
 }
 
 /** Session roles, named for what the client does. */

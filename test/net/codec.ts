@@ -17,6 +17,7 @@ const text = fc.string({ maxLength: 200 })
 const digest = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => parseFileDigest(Buffer.from(b).toString('hex')) as FileDigest)
 const options = fc.record({
   dryRun: fc.boolean(), delete: fc.boolean(), checksum: fc.boolean(), threshold: unit, metric: name, force: fc.boolean(),
+  exclude: fc.array(fc.string({ maxLength: 20 }), { maxLength: 3 }),
 })
 const entry: fc.Arbitrary<FileEntry> = fc.oneof(
   fc.record({ path: relPath, kind: fc.constant('file' as const), size: fc.nat(), mtimeMs: fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => (x === 0 ? 0 : x)), mode: fc.integer({ min: 0, max: 0o7777 }), digest }),
@@ -56,7 +57,10 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('data' as const), id: u32, bytes: bytes(3000) }),
   fc.record({ t: fc.constant('dataEnd' as const), id: u32 }),
   fc.record(
-    { t: fc.constant('result' as const), id: u32, path: relPath, action: name, ok: fc.boolean(), code, message: text },
+    {
+      t: fc.constant('result' as const), id: u32, path: relPath, action: name, ok: fc.boolean(), code, message: text,
+      seed: relPath, similarity: unit, conflictCopy: relPath,
+    },
     { requiredKeys: ['t', 'id', 'path', 'action', 'ok'] },
   ),
   fc.record({ t: fc.constant('done' as const), summary: fc.dictionary(name, fc.oneof(fc.nat(), fc.double({ min: -1e12, max: 1e12, noNaN: true }).map((x) => (x === 0 ? 0 : x))), { maxKeys: 10 }) }),
@@ -131,7 +135,7 @@ t.test('hostile paths are refused in every path field', async (t) => {
       t.throws(() => decode(encode(m)), { code: 'BAD_MESSAGE' }, `${m.t} with ${JSON.stringify(p.slice(0, 20))}`)
     }
   }
-  t.throws(() => decode(encode({ t: 'auth', version: 1, mac: new Uint8Array(0), challenge: new Uint8Array(32), role: 'pull', subdir: '../up', options: { dryRun: false, delete: false, checksum: false, threshold: 0.5, metric: 'dice', force: false } })), { code: 'BAD_MESSAGE', message: /subdir/ })
+  t.throws(() => decode(encode({ t: 'auth', version: 1, mac: new Uint8Array(0), challenge: new Uint8Array(32), role: 'pull', subdir: '../up', options: { dryRun: false, delete: false, checksum: false, threshold: 0.5, metric: 'dice', force: false, exclude: [] } })), { code: 'BAD_MESSAGE', message: /subdir/ })
   t.throws(() => decode(encode({ t: 'want', id: 1, path: 'a/../../etc/passwd' })), { message: /'\.\.' segment/ }, 'the reason reaches the message')
 })
 

@@ -1,0 +1,116 @@
+/**
+ * A tiny WebAssembly assembler: just enough of the binary format (WebAssembly Core
+ * Specification 2.0, §5) to emit a module of a few i32 functions over one memory. It lets
+ * the CDC kernel (cdc-wasm.ts) be written as readable, reviewable TypeScript that mirrors
+ * its .wat text, with no build step, no binary blob and no dependency (wabt) to keep in sync.
+ */
+
+/** Instruction opcodes used by the kernels (spec §5.4). Memory ops take `memarg` after. */
+export const OP = Object.freeze({
+  block: 0x02,
+  loop: 0x03,
+  if: 0x04,
+  else: 0x05,
+  end: 0x0b,
+  br: 0x0c,
+  brIf: 0x0d,
+  return: 0x0f,
+  select: 0x1b,
+  localGet: 0x20,
+  localSet: 0x21,
+  localTee: 0x22,
+  i32Load: 0x28,
+  i32Load8U: 0x2d,
+  i32Store: 0x36,
+  i32Const: 0x41,
+  i32Eqz: 0x45,
+  i32LtU: 0x49,
+  i32GtU: 0x4b,
+  i32LeU: 0x4d,
+  i32GeU: 0x4f,
+  i32Add: 0x6a,
+  i32Sub: 0x6b,
+  i32And: 0x71,
+  i32Or: 0x72,
+  i32Shl: 0x74,
+  i32ShrU: 0x76,
+})
+
+/** Value and block types (spec §5.3). */
+export const I32 = 0x7f
+export const VOID_BLOCK = 0x40
+
+/** Unsigned LEB128 (spec §5.2.2), for indices, sizes and counts. */
+export function uleb(n: number): number[] {
+  const out: number[] = []
+  let v = n >>> 0
+  do {
+    let byte = v & 0x7f
+    v >>>= 7
+    if (v !== 0) byte |= 0x80
+    out.push(byte)
+  } while (v !== 0)
+  return out
+}
+
+/** Signed LEB128 of a 32-bit integer, for `i32.const` operands. */
+export function sleb(n: number): number[] {
+  const out: number[] = []
+  let v = n | 0
+  for (;;) {
+    const byte = v & 0x7f
+    v >>= 7
+    const done = (v === 0 && (byte & 0x40) === 0) || (v === -1 && (byte & 0x40) !== 0)
+    out.push(done ? byte : byte | 0x80)
+    if (done) return out
+  }
+}
+
+function name(s: string): number[] {
+  const bytes = [...new TextEncoder().encode(s)]
+  return [...uleb(bytes.length), ...bytes]
+}
+
+function vec(items: readonly number[][]): number[] {
+  return [...uleb(items.length), ...items.flat()]
+}
+
+function section(id: number, content: number[]): number[] {
+  return [id, ...uleb(content.length), ...content]
+}
+
+/** One exported function: i32 params and results, i32 locals, and its body (no final `end`). */
+export interface WasmFunction {
+  readonly name: string
+  readonly params: number
+  readonly results: number
+  readonly locals: number
+  readonly body: readonly number[]
+}
+
+/**
+ * A module that defines one memory of `memoryPages` × 64 KiB (exported as "memory") and the
+ * given functions, each exported under its name. Each function gets its own type entry.
+ */
+export function assembleModule(memoryPages: number, functions: readonly WasmFunction[]): Uint8Array {
+  const types = functions.map((f) => [0x60, ...vec(Array(f.params).fill([I32])), ...vec(Array(f.results).fill([I32]))])
+  const funcIndices = functions.map((_, i) => uleb(i))
+  const memory = [[0x00, ...uleb(memoryPages)]]
+  const exports = [
+    [...name('memory'), 0x02, 0x00],
+    ...functions.map((f, i) => [...name(f.name), 0x00, ...uleb(i)]),
+  ]
+  const codes = functions.map((f) => {
+    const locals = f.locals > 0 ? vec([[...uleb(f.locals), I32]]) : vec([])
+    const body = [...locals, ...f.body, OP.end]
+    return [...uleb(body.length), ...body]
+  })
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...section(1, vec(types)),
+    ...section(3, vec(funcIndices)),
+    ...section(5, vec(memory)),
+    ...section(7, vec(exports)),
+    ...section(10, vec(codes)),
+  ])
+}

@@ -60,7 +60,12 @@ export abstract class FrameChannel implements Channel {
     this.inbound = new InboundQueue(limits, { pause: () => this.pauseTransport(), resume: () => this.resumeTransport() })
   }
 
-  /** Writes one frame; resolves when flushed. */
+  /** True when the transport can take another frame now (its buffer is under the high-water mark). */
+  protected abstract canWrite(): boolean
+  /** Resolves at the next event that may make `canWrite` true (a flush, a resume, a close). */
+  protected abstract writableChange(): Promise<void>
+  /** Writes one frame; resolves when flushed. Must start the write synchronously, so that a
+   *  sender that found the transport writable has claimed its room before the next one checks. */
   protected abstract writeFrame(frame: Uint8Array): Promise<void>
   protected abstract closeTransport(code: number, reason: string): void
   protected abstract pauseTransport(): void
@@ -73,6 +78,12 @@ export abstract class FrameChannel implements Channel {
 
   async send(msg: Message): Promise<void> {
     if (this.closed) throw new DsyncError('NETWORK', `connection closed; cannot send '${msg.t}'`)
+    // Wait before encoding, so concurrent senders hold no encoded frames while they wait; and
+    // check, encode and write with no await between, so each sender that passes claims its room.
+    while (!this.canWrite()) {
+      await this.writableChange()
+      if (this.closed) throw new DsyncError('NETWORK', `connection closed; cannot send '${msg.t}'`)
+    }
     const frame = encode(msg)
     this.stats.bytesSent += frame.length
     await this.writeFrame(frame)
@@ -165,6 +176,16 @@ class MemoryChannel extends FrameChannel {
   private paused = false
   private drained: (() => void)[] = []
 
+  protected canWrite(): boolean {
+    const peer = this.peer
+    return peer === null || !peer.paused || peer.inbound.ended
+  }
+
+  protected writableChange(): Promise<void> {
+    const peer = this.peer
+    return new Promise<void>((resolve) => (peer ?? this).drained.push(resolve))
+  }
+
   protected async writeFrame(frame: Uint8Array): Promise<void> {
     const peer = this.peer
     if (peer === null || peer.closed) throw new DsyncError('NETWORK', 'in-memory peer closed')
@@ -172,7 +193,6 @@ class MemoryChannel extends FrameChannel {
     const copy = frame.slice()
     await new Promise<void>((resolve) => setImmediate(resolve))
     peer.onFrame(copy)
-    while (peer.paused && !peer.inbound.ended) await new Promise<void>((resolve) => peer.drained.push(resolve))
   }
 
   protected closeTransport(code: number, reason: string): void {

@@ -44,14 +44,19 @@ export class WsChannel extends FrameChannel {
     this.frameLimit = bytes
   }
 
-  protected async writeFrame(frame: Uint8Array): Promise<void> {
-    while (this.ws.bufferedAmount > this.limits.sendHighWaterBytes && !this.closed) {
-      await new Promise<void>((resolve) => this.flushWaiters.push(resolve))
+  protected canWrite(): boolean {
+    return this.ws.bufferedAmount <= this.limits.sendHighWaterBytes
+  }
+
+  protected writableChange(): Promise<void> {
+    return new Promise<void>((resolve) => this.flushWaiters.push(resolve))
+  }
+
+  protected writeFrame(frame: Uint8Array): Promise<void> {
+    if (this.ws.readyState !== this.ws.OPEN) {
+      return Promise.reject(new DsyncError('NETWORK', 'connection closed before the message could be sent'))
     }
-    if (this.closed || this.ws.readyState !== this.ws.OPEN) {
-      throw new DsyncError('NETWORK', 'connection closed before the message could be sent')
-    }
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       this.ws.send(frame, { binary: true }, (err) => {
         // Each flush may bring bufferedAmount under the mark: let waiting senders re-check.
         this.wakeSenders()

@@ -52,6 +52,11 @@ export function parseDsyncUrl(url: string): DsyncUrl {
     throw new DsyncError('USAGE', `${url}: no credentials in the URL; pass the token with --token-file or DSYNC_TOKEN`)
   }
   if (u.search !== '' || u.hash !== '') throw new DsyncError('USAGE', `${url}: no ?query or #fragment allowed`)
+  // URL resolves '.' and '..' segments away; refuse them as written instead of guessing.
+  const written = url.replace(/^[a-z]+:\/\/[^/]*/i, '').split('/')
+  if (written.some((seg) => /^(\.|%2e){1,2}$/i.test(seg))) {
+    throw new DsyncError('USAGE', `${url}: '.' and '..' are not allowed in the subdir`)
+  }
   let path: string
   try {
     path = decodeURIComponent(u.pathname).replace(/^\//, '').replace(/\/$/, '')
@@ -64,8 +69,8 @@ export function parseDsyncUrl(url: string): DsyncUrl {
     throw new DsyncError('USAGE', `${url}: the subdir ${JSON.stringify(path)} is not a safe relative path`, { cause: err })
   }
   // URL drops a port equal to the scheme's default (80, 443): keep one the user wrote out.
-  const written = /^wss?:\/\/(?:\[[^\]]*\]|[^/?#:]*)(?::(\d+))?/i.exec(url)?.[1]
-  const port = u.port || written || String(DEFAULT_PORT)
+  const writtenPort = /^wss?:\/\/(?:\[[^\]]*\]|[^/?#:]*)(?::(\d+))?/i.exec(url)?.[1]
+  const port = u.port || writtenPort || String(DEFAULT_PORT)
   return { wsUrl: `${u.protocol}//${u.hostname}:${port}/`, subdir: path }
 }
 

@@ -1,0 +1,120 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { applyDelta, EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
+import { DsyncError } from '../../src/errors.js'
+import { collect, randomBytes, splitStream } from '../support/random.js'
+import { concat, equalBytes, makeDelta, memorySeed, patchBytes } from './support/roundtrip.js'
+
+const seed = randomBytes(21, 60000)
+const text = new TextEncoder().encode('the quick brown fox jumps over the lazy dog\n'.repeat(500))
+const target = concat([seed.subarray(0, 20000), text, seed.subarray(25000), randomBytes(22, 3000)])
+
+/** The outcome of applying `delta`: the target, or the code of the DsyncError it threw. */
+async function outcome(delta: Uint8Array, s: Uint8Array | null = seed): Promise<string> {
+  try {
+    const out = await patchBytes(s, delta, [4096])
+    return equalBytes(out, target) ? 'target' : 'WRONG OUTPUT'
+  } catch (err) {
+    if (err instanceof DsyncError) return err.code
+    throw err
+  }
+}
+
+t.test('corruption: flipped, cut or extended deltas give BAD_DATA or DIGEST_MISMATCH, never a wrong target', async (t) => {
+  const { delta } = await makeDelta(seed, target, { blockSize: 512 })
+  t.equal(await outcome(delta), 'target', 'the intact delta applies')
+  const seen = new Set<string>()
+  await fc.assert(
+    fc.asyncProperty(
+      fc.oneof(
+        fc.record({ kind: fc.constant('flip' as const), at: fc.nat(delta.length - 1), bit: fc.integer({ min: 0, max: 7 }) }),
+        fc.record({ kind: fc.constant('cut' as const), at: fc.nat(delta.length - 1), bit: fc.constant(0) }),
+        fc.record({ kind: fc.constant('extend' as const), at: fc.integer({ min: 1, max: 50 }), bit: fc.nat(255) }),
+      ),
+      async (c) => {
+        let bad: Uint8Array
+        if (c.kind === 'flip') {
+          bad = delta.slice()
+          bad[c.at]! ^= 1 << c.bit
+        } else if (c.kind === 'cut') {
+          bad = delta.slice(0, c.at)
+        } else {
+          bad = concat([delta, new Uint8Array(c.at).fill(c.bit)])
+        }
+        const o = await outcome(bad)
+        seen.add(o)
+        // A flip inside a stored literal's bytes or the digest is caught by the digest; a flip
+        // in a COPY offset may still copy equal bytes (then the output is the true target).
+        t.ok(o === 'BAD_DATA' || o === 'DIGEST_MISMATCH' || o === 'target', `${c.kind}@${c.at}: ${o}`)
+      },
+    ),
+    { numRuns: 300 },
+  )
+  t.ok(seen.has('BAD_DATA') && seen.has('DIGEST_MISMATCH'), `both codes occur: ${[...seen].join(', ')}`)
+})
+
+t.test('every single-bit flip of a small delta is caught', async (t) => {
+  const s = randomBytes(23, 3000)
+  const tg = concat([s.subarray(0, 1000), randomBytes(24, 50), s.subarray(1200)])
+  const { delta } = await makeDelta(s, tg, { blockSize: 100 })
+  const codes = new Map<string, number>()
+  for (let i = 0; i < delta.length; i++) {
+    for (let bit = 0; bit < 8; bit++) {
+      const bad = delta.slice()
+      bad[i]! ^= 1 << bit
+      let code = 'no error'
+      try {
+        const out = await patchBytes(s, bad)
+        code = equalBytes(out, tg) ? 'same target' : 'WRONG OUTPUT'
+      } catch (err) {
+        code = err instanceof DsyncError ? err.code : `${err}`
+      }
+      codes.set(code, (codes.get(code) ?? 0) + 1)
+    }
+  }
+  t.notOk(codes.has('WRONG OUTPUT'), [...codes].join(', '))
+  t.ok([...codes.keys()].every((c) => c === 'BAD_DATA' || c === 'DIGEST_MISMATCH' || c === 'same target'), [...codes].join(', '))
+})
+
+t.test('wrong seed: another size is BAD_DATA before any byte is written, same size is DIGEST_MISMATCH', async (t) => {
+  const { delta } = await makeDelta(seed, target, { blockSize: 512 })
+  const writes: number[] = []
+  const other = randomBytes(99, seed.length + 1)
+  await t.rejects(applyDelta(memorySeed(other), splitStream(delta, [100]), { write: async (b) => void writes.push(b.length) }), {
+    code: 'BAD_DATA',
+    message: /wrong seed/,
+  })
+  t.same(writes, [], 'nothing written')
+  t.equal(await outcome(delta, randomBytes(98, seed.length)), 'DIGEST_MISMATCH')
+  t.equal(await outcome(delta, null), 'BAD_DATA', 'a delta that copies needs a seed')
+})
+
+t.test('trailing bytes, garbage and other versions are BAD_DATA with a clear message', async (t) => {
+  const d = encodeDelta(EMPTY_SIGNATURE, splitStream(target, [5000]))
+  const delta = concat(await collect(d.bytes))
+  t.equal(await outcome(delta, null), 'target')
+  const sink = { write: async () => undefined }
+  await t.rejects(applyDelta(null, splitStream(concat([delta, new Uint8Array([0])]), [7]), sink), { code: 'BAD_DATA', message: /after its end/ })
+  await t.rejects(applyDelta(null, splitStream(new TextEncoder().encode('hello world'), [3]), sink), { code: 'BAD_DATA', message: /not a dsync delta/ })
+  const v2 = delta.slice()
+  v2[3] = 2
+  await t.rejects(applyDelta(null, splitStream(v2, [100]), sink), { code: 'BAD_DATA', message: /version 2 is not supported/ })
+  await t.rejects(applyDelta(null, splitStream(new Uint8Array(0), [1]), sink), { code: 'BAD_DATA', message: /truncated/ })
+})
+
+t.test('a hostile frame size is refused before allocating', async (t) => {
+  // header, seed size 0, FRAME codec 0, raw = 2^40, stored = 1
+  const hostile = new Uint8Array([0x64, 0x73, 0x44, 1, 0, 3, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 1, 0])
+  await t.rejects(applyDelta(null, splitStream(hostile, [4]), { write: async () => undefined }), { code: 'BAD_DATA', message: /limits/ })
+})
+
+t.test('sink writes arrive in order whatever the op sizes (small ops are gathered)', async (t) => {
+  const s = randomBytes(31, 3 << 20)
+  const tg = concat([s.subarray(0, 700000), randomBytes(32, 5), s.subarray(700000, 2500000), randomBytes(33, 1 << 20)])
+  const { delta } = await makeDelta(s, tg)
+  const sizes: number[] = []
+  const parts: Uint8Array[] = []
+  await applyDelta(memorySeed(s), splitStream(delta, [1000]), { write: async (b) => void (sizes.push(b.length), parts.push(b.slice())) })
+  t.ok(equalBytes(concat(parts), tg))
+  t.ok(Math.max(...sizes) <= 1 << 20, 'writes of at most 1 MiB')
+})

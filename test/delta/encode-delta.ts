@@ -1,0 +1,132 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
+import { collect, randomBytes, splitStream } from '../support/random.js'
+import { concat, equalBytes, makeDelta, patchBytes } from './support/roundtrip.js'
+
+type Edit =
+  | { kind: 'insert' | 'overwrite' | 'delete' | 'move' | 'duplicate' | 'truncate' | 'append'; at: number; to: number; len: number; seed: number }
+
+/** Applies one edit; positions are fractions of the current length so any edit fits any file. */
+function applyEdit(b: Uint8Array, e: Edit): Uint8Array {
+  const at = Math.floor(e.at * b.length)
+  const len = Math.min(e.len, b.length - at)
+  const fresh = randomBytes(e.seed, e.len)
+  switch (e.kind) {
+    case 'insert':
+      return concat([b.subarray(0, at), fresh, b.subarray(at)])
+    case 'overwrite':
+      return concat([b.subarray(0, at), fresh.subarray(0, len), b.subarray(at + len)])
+    case 'delete':
+      return concat([b.subarray(0, at), b.subarray(at + len)])
+    case 'truncate':
+      return b.slice(0, at)
+    case 'append':
+      return concat([b, fresh])
+    case 'move':
+    case 'duplicate': {
+      const piece = b.slice(at, at + len)
+      const rest = e.kind === 'move' ? concat([b.subarray(0, at), b.subarray(at + len)]) : b
+      const to = Math.floor(e.to * rest.length)
+      return concat([rest.subarray(0, to), piece, rest.subarray(to)])
+    }
+  }
+}
+
+const editArb: fc.Arbitrary<Edit> = fc.record({
+  kind: fc.constantFrom('insert', 'overwrite', 'delete', 'move', 'duplicate', 'truncate', 'append'),
+  at: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+  to: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+  len: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 5000 })),
+  seed: fc.integer({ min: 1, max: 1 << 30 }),
+})
+
+const splitArb = fc.array(fc.integer({ min: 1, max: 9000 }), { minLength: 1, maxLength: 4 })
+
+t.test('patch(seed, delta(signature(seed), target)) == target for random edits and buffer splits', async (t) => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 1 << 30 }),
+      fc.oneof(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 40000 })),
+      fc.array(editArb, { maxLength: 6 }),
+      fc.constantFrom(1, 7, 64, 256, 1000),
+      splitArb,
+      splitArb,
+      splitArb,
+      async (s, n, edits, blockSize, sigSplit, targetSplit, deltaSplit) => {
+        const seed = randomBytes(s, n)
+        const target = edits.reduce(applyEdit, seed)
+        const { delta, stats } = await makeDelta(seed, target, { blockSize, sigSplit, targetSplit })
+        const out = await patchBytes(seed, delta, deltaSplit)
+        t.ok(equalBytes(out, target), 'rebuilt target equals the target')
+        t.equal(stats.copiedBytes + stats.literalBytes, target.length)
+        t.equal(stats.encodedBytes, delta.length)
+      },
+    ),
+    { numRuns: 100 },
+  )
+})
+
+t.test('low-entropy seeds (runs of one byte, short periods) round-trip too', async (t) => {
+  const period = new Uint8Array(30000).map((_, i) => i % 7)
+  const zeros = new Uint8Array(30000)
+  for (const seed of [period, zeros]) {
+    const target = concat([seed.subarray(0, 12345), randomBytes(5, 10), seed.subarray(12000), new Uint8Array(500)])
+    const { delta, stats } = await makeDelta(seed, target, { blockSize: 64 })
+    t.ok(equalBytes(await patchBytes(seed, delta), target), 'rebuilt target equals the target')
+    t.ok(stats.literalBytes <= 10 + 500 + 2 * 64, `literal ${stats.literalBytes}: the 10 new bytes, the 500 new zeros, at most 2 blocks around them`)
+  }
+})
+
+t.test('a 1-byte change in a 1 MiB random file costs under 2 KiB of signature-chosen delta', async (t) => {
+  const seed = randomBytes(11, 1 << 20)
+  const target = seed.slice()
+  target[654321]! ^= 0x55
+  const { delta, sigBytes, stats } = await makeDelta(seed, target)
+  t.ok(delta.length < 2048, `delta ${delta.length} B`)
+  t.ok(sigBytes.length < 6 * 1024, `signature ${sigBytes.length} B`)
+  t.equal(stats.literalBytes, 1024, 'one block of literal')
+  t.ok(equalBytes(await patchBytes(seed, delta), target), 'rebuilt target equals the target')
+})
+
+t.test('an insertion near the start shifts nothing else: one block of literal', async (t) => {
+  const seed = randomBytes(12, 4 << 20)
+  const target = concat([seed.subarray(0, 1000), randomBytes(13, 100), seed.subarray(1000)])
+  const { delta, stats } = await makeDelta(seed, target)
+  t.ok(stats.literalBytes <= 100 + 2048, `literal ${stats.literalBytes}`)
+  t.ok(delta.length < 3000, `delta ${delta.length}`)
+  t.ok(equalBytes(await patchBytes(seed, delta), target), 'rebuilt target equals the target')
+})
+
+t.test('literals are compressed: an appended text log costs far less than its size', async (t) => {
+  const line = (i: number) => `2024-05-01T12:00:${String(i % 60).padStart(2, '0')} INFO request ${i} served in ${i % 97} ms\n`
+  const seedText = Array.from({ length: 20000 }, (_, i) => line(i)).join('')
+  const more = Array.from({ length: 5000 }, (_, i) => line(20000 + i)).join('')
+  const seed = new TextEncoder().encode(seedText)
+  const target = new TextEncoder().encode(seedText + more)
+  const { delta, stats } = await makeDelta(seed, target)
+  t.equal(stats.literalBytes, more.length)
+  t.ok(delta.length < more.length / 4, `delta ${delta.length} for ${more.length} appended`)
+  t.ok(equalBytes(await patchBytes(seed, delta), target), 'rebuilt target equals the target')
+})
+
+t.test('against EMPTY_SIGNATURE the delta is the whole target, compressed', async (t) => {
+  const target = new TextEncoder().encode('all work and no play '.repeat(5000))
+  const d = encodeDelta(EMPTY_SIGNATURE, splitStream(target, [999]))
+  const delta = concat(await collect(d.bytes))
+  t.equal(d.stats().literalBytes, target.length)
+  t.ok(delta.length < target.length / 20, `${delta.length} bytes`)
+  t.ok(equalBytes(await patchBytes(null, delta), target), 'rebuilt target equals the target')
+})
+
+t.test('stats() before the stream ends is an INTERNAL error, not a wrong number', async (t) => {
+  const d = encodeDelta(EMPTY_SIGNATURE, splitStream(new Uint8Array(10), [10]))
+  t.throws(() => d.stats(), { code: 'INTERNAL' })
+})
+
+t.test('an aborted signal stops the delta with ABORTED', async (t) => {
+  const ac = new AbortController()
+  ac.abort()
+  const d = encodeDelta(EMPTY_SIGNATURE, splitStream(new Uint8Array(10), [10]), { signal: ac.signal })
+  await t.rejects(collect(d.bytes), { code: 'ABORTED' })
+})

@@ -1,0 +1,69 @@
+import t from 'tap'
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { writeAtomically } from '../../src/fs/index.js'
+import { DsyncError } from '../../src/errors.js'
+import { tempTree } from '../support/temp.js'
+
+t.test('writes the whole file, with mode and mtime, and leaves no temp file', async (t) => {
+  const dir = await tempTree(t, { 'f.txt': 'old' })
+  const out = join(dir, 'f.txt')
+  const r = await writeAtomically(
+    out,
+    async (sink) => {
+      await sink.write(new TextEncoder().encode('new '))
+      await sink.write(new TextEncoder().encode('content'))
+      return 42
+    },
+    { mode: 0o640, mtimeMs: 1_600_000_000_000 },
+  )
+  t.equal(r, 42)
+  t.equal(await readFile(out, 'utf8'), 'new content')
+  const st = await stat(out)
+  t.equal(st.mode & 0o777, 0o640)
+  t.equal(st.mtimeMs, 1_600_000_000_000)
+  t.same(await readdir(dir), ['f.txt'])
+})
+
+t.test('an error mid-write leaves the old file intact and no temp file behind', async (t) => {
+  const dir = await tempTree(t, { 'f.txt': 'old' })
+  const out = join(dir, 'f.txt')
+  await t.rejects(
+    writeAtomically(out, async (sink) => {
+      await sink.write(new Uint8Array(100000).fill(1))
+      throw new DsyncError('DIGEST_MISMATCH', 'boom')
+    }),
+    { code: 'DIGEST_MISMATCH' },
+  )
+  t.equal(await readFile(out, 'utf8'), 'old')
+  t.same(await readdir(dir), ['f.txt'])
+})
+
+t.test('an abort mid-write is ABORTED; the old file stays, the temp file goes', async (t) => {
+  const dir = await tempTree(t, { 'f.txt': 'old' })
+  const out = join(dir, 'f.txt')
+  const ac = new AbortController()
+  await t.rejects(
+    writeAtomically(
+      out,
+      async (sink) => {
+        await sink.write(new Uint8Array(10))
+        ac.abort()
+        await sink.write(new Uint8Array(10))
+      },
+      { signal: ac.signal },
+    ),
+    { code: 'ABORTED' },
+  )
+  t.equal(await readFile(out, 'utf8'), 'old')
+  t.same(await readdir(dir), ['f.txt'])
+})
+
+t.test('creates a new file; a missing directory is NOT_FOUND, a directory in the way is NOT_A_FILE', async (t) => {
+  const dir = await tempTree(t, { 'sub/x': 'x' })
+  await writeAtomically(join(dir, 'new.bin'), async (sink) => sink.write(new Uint8Array([1, 2, 3])))
+  t.same([...(await readFile(join(dir, 'new.bin')))], [1, 2, 3])
+  await t.rejects(writeAtomically(join(dir, 'nope', 'f'), async () => undefined), { code: 'NOT_FOUND' })
+  await t.rejects(writeAtomically(join(dir, 'sub'), async () => undefined), { code: 'NOT_A_FILE', message: /is a directory/ })
+  t.same((await readdir(dir)).sort(), ['new.bin', 'sub'])
+})

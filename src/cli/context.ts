@@ -7,4 +7,6 @@ export interface CliContext {
   readonly cwd: string
   /** Aborted on Ctrl+C. */
   readonly signal: AbortSignal
+  /** Binary stdin and stdout for `-` file arguments (tests); when absent, the process's own. */
+  readonly stdio?: { readonly stdin: AsyncIterable<Uint8Array>; readonly stdout: { write(bytes: Uint8Array): Promise<void> } }
 }

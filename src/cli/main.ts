@@ -3,6 +3,9 @@ import { DsyncError, isDsyncError } from '../errors.js'
 import type { CliContext } from './context.js'
 import { EXIT_CODE_TABLE, EXIT_CODES } from './exit-codes.js'
 import { registerSimilarity } from './commands/similarity.js'
+import { registerSignature } from './commands/signature.js'
+import { registerDelta } from './commands/delta.js'
+import { registerPatch } from './commands/patch.js'
 
 const VERSION = '0.1.0'
 
@@ -22,6 +25,9 @@ export function buildProgram(ctx: CliContext): Command {
     })
     .addHelpText('after', '\nExit codes:\n' + EXIT_CODE_TABLE.map(([n, s]) => `  ${String(n).padStart(3)}  ${s}`).join('\n') + '\n')
   registerSimilarity(program, ctx)
+  registerSignature(program, ctx)
+  registerDelta(program, ctx)
+  registerPatch(program, ctx)
   for (const cmd of program.commands) cmd.exitOverride().showHelpAfterError('(run with --help for usage)')
   return program
 }

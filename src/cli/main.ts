@@ -6,6 +6,9 @@ import { registerSimilarity } from './commands/similarity.js'
 import { registerSignature } from './commands/signature.js'
 import { registerDelta } from './commands/delta.js'
 import { registerPatch } from './commands/patch.js'
+import { registerServe } from './commands/serve.js'
+import { registerPushPull } from './commands/push-pull.js'
+import { registerDemo } from './commands/demo.js'
 
 const VERSION = '0.1.0'
 
@@ -24,6 +27,9 @@ export function buildProgram(ctx: CliContext): Command {
       writeErr: (s) => ctx.stderr.write(s),
     })
     .addHelpText('after', '\nExit codes:\n' + EXIT_CODE_TABLE.map(([n, s]) => `  ${String(n).padStart(3)}  ${s}`).join('\n') + '\n')
+  registerDemo(program, ctx)
+  registerServe(program, ctx)
+  registerPushPull(program, ctx)
   registerSimilarity(program, ctx)
   registerSignature(program, ctx)
   registerDelta(program, ctx)

@@ -74,7 +74,8 @@ export async function writeAtomically<T>(
     if (signal?.aborted) throw aborted(outPath, signal)
     try {
       if (opts.mode !== undefined) await handle.chmod(opts.mode)
-      if (opts.mtimeMs !== undefined) await handle.utimes(new Date(), new Date(opts.mtimeMs))
+      // Seconds as a double keep sub-millisecond precision; a Date would round to the millisecond.
+      if (opts.mtimeMs !== undefined) await handle.utimes(Date.now() / 1000, opts.mtimeMs / 1000)
       await handle.sync()
       fh = null
       await handle.close()

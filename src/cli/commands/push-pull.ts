@@ -1,0 +1,86 @@
+import { resolve } from 'node:path'
+import type { Command } from 'commander'
+import cliProgress from 'cli-progress'
+import { DsyncError } from '../../errors.js'
+import { pull, push, type ClientOptions, type FileEvent, type SyncResult } from '../../sync/index.js'
+import type { CliContext } from '../context.js'
+import { formatEvent, formatOutcome, formatSummary } from '../output.js'
+import { addSyncOptions, readOptionalFile, readToken, type SyncCliOptions } from './sync-options.js'
+
+/** A progress bar over bytes sent, on a terminal only (nothing when piped or with --json). */
+function progressBar(ctx: CliContext, o: SyncCliOptions): Pick<ClientOptions, 'onList' | 'onBytes'> & { stop(): void } {
+  if (!o.progress || o.json || ctx.stderr.isTTY !== true) return { stop: () => undefined }
+  const bar = new cliProgress.SingleBar(
+    { stream: ctx.stderr as NodeJS.WritableStream, format: 'sending [{bar}] {percentage}% | {value}/{total} bytes | {eta_formatted}' },
+    cliProgress.Presets.shades_classic,
+  )
+  let sent = 0
+  return {
+    onList: (_files, bytes) => bar.start(bytes, 0),
+    onBytes: (n) => bar.update((sent += n)),
+    stop: () => bar.stop(),
+  }
+}
+
+async function runSync(kind: 'push' | 'pull', local: string, url: string, o: SyncCliOptions, ctx: CliContext): Promise<void> {
+  const token = await readToken(o.tokenFile, ctx)
+  const ca = await readOptionalFile(o.ca, ctx, 'CA certificate')
+  const bar = progressBar(ctx, o)
+  const opts: ClientOptions = {
+    token,
+    ...(ca && { ca }),
+    signal: ctx.signal,
+    dryRun: o.dryRun === true,
+    delete: o.delete === true,
+    checksum: o.checksum === true,
+    force: o.force === true,
+    threshold: o.threshold,
+    metric: o.metric,
+    exclude: o.exclude,
+    onEvent: (e: FileEvent) => {
+      if (o.verbose && !o.json && e.action !== 'unchanged') ctx.stdout.write(formatEvent(e) + '\n')
+    },
+    ...bar,
+  }
+  let result: SyncResult
+  try {
+    const dir = resolve(ctx.cwd, local)
+    result = kind === 'push' ? await push(dir, url, opts) : await pull(url, dir, opts)
+  } finally {
+    bar.stop()
+  }
+  const s = result.summary
+  if (o.json) ctx.stdout.write(JSON.stringify({ ok: s.errors === 0, dryRun: o.dryRun === true, summary: s, events: result.events }) + '\n')
+  else {
+    if (o.verbose) for (const e of result.events) if (e.action === 'unchanged') ctx.stdout.write(formatEvent(e) + '\n')
+    if (o.stats) ctx.stdout.write(formatSummary(s))
+    ctx.stdout.write(formatOutcome(s, o.dryRun === true))
+  }
+  const kept = result.events.filter((e) => e.action === 'kept').length
+  if (s.errors > 0 || kept > 0) {
+    throw new DsyncError('PARTIAL', `${s.errors} file(s) failed and ${kept} were kept as changed on the receiver; the rest were synced${o.verbose || o.json ? '' : ' (run with -v for details)'}`)
+  }
+}
+
+const URL_HELP = 'ws://host:port[/subdir] or wss://… (TLS)'
+
+export function registerPushPull(program: Command, ctx: CliContext): void {
+  addSyncOptions(
+    program
+      .command('push')
+      .description('send a local directory tree to a dsync server, with the fewest bytes on the wire')
+      .argument('<local_dir>', 'directory to send')
+      .argument('<url>', URL_HELP),
+  )
+    .addHelpText('after', '\nExamples:\n  dsync push ~/notes ws://work.example:8730/notes --token-file ~/.dsync-token -v --stats\n  DSYNC_TOKEN=… dsync push -n --delete . ws://127.0.0.1:8730\n')
+    .action((local: string, url: string, o: SyncCliOptions) => runSync('push', local, url, o, ctx))
+  addSyncOptions(
+    program
+      .command('pull')
+      .description('bring a directory tree from a dsync server into a local directory (created if missing)')
+      .argument('<url>', URL_HELP)
+      .argument('<local_dir>', 'directory to write'),
+  )
+    .addHelpText('after', '\nExamples:\n  dsync pull ws://home.example:8730/notes ~/notes --token-file ~/.dsync-token --stats\n')
+    .action((url: string, local: string, o: SyncCliOptions) => runSync('pull', local, url, o, ctx))
+}

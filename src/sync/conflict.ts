@@ -1,0 +1,36 @@
+import { posix } from 'node:path'
+import type { FileDigest } from '../types.js'
+
+/** What the receiver does with an incoming version of a file it already has, different. */
+export type OverwriteVerdict =
+  | 'write' // the receiver's copy is what was last synced (or older, when never synced): replace it
+  | 'kept' // only the receiver changed it since the last sync: keep it, the sender's is older
+  | 'conflict' // both changed: keep the receiver's as a conflict copy, then write the sender's
+
+/**
+ * The changed-on-receiver rule (DESIGN.md "What must always hold"). `base` is the digest this
+ * receiver last synced for the path. With a base, the receiver's change is a fact: if the sender
+ * still has the base, the receiver's version is the newer one and is kept; if both moved on, it
+ * is a conflict. Without a base (never synced here), the newer mtime wins, and the receiver's
+ * newer copy is never lost: it becomes a conflict copy. `force` always writes.
+ */
+export function checkOverwrite(f: {
+  readonly current: FileDigest
+  readonly currentMtimeMs: number
+  readonly incoming: FileDigest
+  readonly incomingMtimeMs: number
+  readonly base: FileDigest | undefined
+  readonly force: boolean
+}): OverwriteVerdict {
+  if (f.force) return 'write'
+  if (f.base === undefined) return f.currentMtimeMs > f.incomingMtimeMs ? 'conflict' : 'write'
+  if (f.current === f.base) return 'write'
+  return f.incoming === f.base ? 'kept' : 'conflict'
+}
+
+/** The name a conflict copy gets, beside the file: `notes/plan.dsync-conflict-20261121-143000.txt`. */
+export function conflictCopyPath(path: string, now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
+  const ext = posix.extname(path) // '' for "Makefile" and ".bashrc"
+  return `${path.slice(0, path.length - ext.length)}.dsync-conflict-${stamp}${ext}`
+}

@@ -1,0 +1,109 @@
+/**
+ * What a sync did, file by file, as data. The CLI formats it (src/cli/output.ts); --json prints
+ * it. Every decision carries the seed and the similarity, so a user can see why bytes were sent.
+ */
+export type Action =
+  | 'new' // whole file, no seed worth using
+  | 'delta' // delta against `seed`
+  | 'whole' // replaced whole: the best seed was below the threshold
+  | 'copy' // identical content already on the receiver at `seed`: copied locally, no data sent
+  | 'unchanged'
+  | 'meta' // content equal, mode or mtime updated
+  | 'dir' // directory created
+  | 'symlink' // symlink created or retargeted
+  | 'deleted'
+  | 'conflict' // both sides changed: the receiver's version kept as `conflictCopy`, sender's written
+  | 'kept' // changed on the receiver only: not overwritten (pull to get it)
+  | 'error'
+
+export interface FileEvent {
+  readonly path: string
+  readonly action: Action
+  readonly seed?: string
+  readonly similarity?: number
+  /** the file's size in bytes */
+  readonly size?: number
+  /** bytes taken from the seed / sent as literals (delta and whole only, when known) */
+  readonly copiedBytes?: number
+  readonly literalBytes?: number
+  readonly conflictCopy?: string
+  readonly code?: string
+  readonly message?: string
+}
+
+export interface SyncSummary {
+  readonly files: number
+  readonly transferred: number
+  readonly copied: number
+  readonly unchanged: number
+  readonly deleted: number
+  readonly conflicts: number
+  readonly errors: number
+  /** total size of the sender's files */
+  readonly totalBytes: number
+  /** bytes of transferred files that came from seeds on the receiver */
+  readonly matchedBytes: number
+  /** bytes of transferred files sent as literals (before compression) */
+  readonly literalBytes: number
+  readonly wireBytesSent: number
+  readonly wireBytesReceived: number
+  /** totalBytes ÷ (wire bytes both ways), as rsync reports it */
+  readonly speedup: number
+  readonly durationMs: number
+  /** files whose contents this side read to scan its tree (0 on a no-op: size+mtime matched) */
+  readonly filesRead: number
+}
+
+const TRANSFER: ReadonlySet<Action> = new Set(['new', 'delta', 'whole'])
+
+/** Collects file events during a run and sums them up at the end. */
+export class SyncReport {
+  readonly events: FileEvent[] = []
+  #totalBytes = 0
+  #files = 0
+  #filesRead = 0
+
+  constructor(private readonly onEvent: (e: FileEvent) => void = () => {}) {}
+
+  /** Counts a regular file of the sender's list (for totals). */
+  countFile(size: number): void {
+    this.#files++
+    this.#totalBytes += size
+  }
+
+  /** Notes how many files the local scan had to read. */
+  countScan(filesRead: number): void {
+    this.#filesRead += filesRead
+  }
+
+  add(e: FileEvent): void {
+    this.events.push(e)
+    this.onEvent(e)
+  }
+
+  summary(wire: { bytesSent: number; bytesReceived: number }, durationMs: number): SyncSummary {
+    const count = (...actions: Action[]) => this.events.filter((e) => actions.includes(e.action)).length
+    const transferred = this.events.filter((e) => TRANSFER.has(e.action))
+    const sum = (f: (e: FileEvent) => number | undefined) => transferred.reduce((s, e) => s + (f(e) ?? 0), 0)
+    const copied = count('copy')
+    const conflicts = count('conflict', 'kept')
+    const onWire = wire.bytesSent + wire.bytesReceived
+    return {
+      files: this.#files,
+      transferred: transferred.length,
+      copied,
+      unchanged: count('unchanged', 'meta'),
+      deleted: count('deleted'),
+      conflicts,
+      errors: count('error'),
+      totalBytes: this.#totalBytes,
+      matchedBytes: sum((e) => e.copiedBytes),
+      literalBytes: sum((e) => e.literalBytes),
+      wireBytesSent: wire.bytesSent,
+      wireBytesReceived: wire.bytesReceived,
+      speedup: onWire === 0 ? 0 : this.#totalBytes / onWire,
+      durationMs,
+      filesRead: this.#filesRead,
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import type { ChunkParams } from '../chunk/index.js'
+import { decodeSignature, EMPTY_SIGNATURE, encodeDelta, type DeltaStats } from '../delta/index.js'
+import { DsyncError, isDsyncError } from '../errors.js'
+import { openFileSource, resolveInside } from '../fs/index.js'
+import { LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
+import { scanTree, type FileRecord, type Store } from '../store/index.js'
+import type { Action, FileEvent, SyncReport } from './report.js'
+import { SendChain, TaskGroup } from './tasks.js'
+
+/** Everything the sender role needs, given by the flow (push on the client, pull on the server). */
+export interface SenderDeps {
+  /** absolute path of the tree being sent */
+  readonly root: string
+  readonly store: Store
+  readonly params: ChunkParams
+  readonly options: SessionOptions
+  readonly report: SyncReport
+  readonly signal: AbortSignal
+  /** files streamed at once (default 4): enough to overlap disk and network on small files */
+  readonly concurrency?: number
+  /** called once the file list is known, with the number of bytes it covers (progress bars) */
+  readonly onList?: (files: number, bytes: number) => void
+  /** called as data for a file goes out (progress bars) */
+  readonly onBytes?: (bytes: number) => void
+}
+
+/** File-list batch size: keeps each `files` message far below the frame limit. */
+const LIST_BATCH = 1000
+/** Largest `data` payload (protocol limit 1 MiB). */
+const DATA_FRAME = 1024 * 1024
+
+type PlanMessage = Extract<Message, { t: 'plan' }>
+type ResultMessage = Extract<Message, { t: 'result' }>
+
+/**
+ * The sender role: the side that has the files. It scans its tree (reading only files whose
+ * size or mtime changed since the last scan), sends the list, answers the receiver's requests
+ * for chunk lists, and streams a delta (or the whole file) for each plan it gets back.
+ * Returns when the receiver says `done`.
+ */
+export async function runSender(channel: Channel, d: SenderDeps): Promise<void> {
+  const scan = await scanTree(d.root, d.store, { params: d.params, exclude: d.options.exclude, checksum: d.options.checksum, signal: d.signal })
+  d.report.countScan(scan.filesRead)
+  const records = new Map<string, FileRecord>()
+  const entries: FileEntry[] = []
+  let bytes = 0
+  for (const e of scan.entries) {
+    if (e.kind === 'file') {
+      if (e.record === undefined) continue // vanished or unreadable during the scan
+      records.set(e.path, e.record)
+      d.report.countFile(e.record.size)
+      bytes += e.record.size
+    }
+    entries.push({
+      path: e.path,
+      kind: e.kind,
+      size: e.kind === 'file' ? e.record!.size : 0,
+      mtimeMs: e.kind === 'file' ? e.record!.mtimeMs : e.mtimeMs,
+      mode: e.mode,
+      ...(e.kind === 'file' && { digest: e.record!.digest }),
+      ...(e.kind === 'symlink' && { target: e.target ?? '' }),
+    })
+  }
+  d.onList?.(records.size, bytes)
+
+  const out = new SendChain(channel)
+  for (let i = 0; i < entries.length; i += LIST_BATCH) out.post({ t: 'files', entries: entries.slice(i, i + LIST_BATCH) })
+  out.post({ t: 'filesEnd' })
+
+  const paths = new Map<number, string>()
+  const stats = new Map<number, DeltaStats>()
+  const plans: PlanMessage[] = []
+  const tasks = new TaskGroup()
+  const idle: (() => void)[] = []
+  const wake = (): void => idle.splice(0).forEach((f) => f())
+  let done = false
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const plan = plans.shift()
+      if (plan !== undefined) {
+        await sendFile(plan)
+        continue
+      }
+      if (done) return
+      await new Promise<void>((r) => idle.push(r))
+    }
+  }
+  const sendFile = async (plan: PlanMessage): Promise<void> => {
+    const path = paths.get(plan.id)
+    if (path === undefined) throw new DsyncError('BAD_MESSAGE', `plan for file id ${plan.id}, which was never asked for`)
+    try {
+      const sig = plan.signature === null ? EMPTY_SIGNATURE : decodeSignature(plan.signature)
+      const abs = await resolveInside(d.root, path)
+      const delta = encodeDelta(sig, openFileSource(abs, { signal: d.signal }), { signal: d.signal })
+      for await (const buf of delta.bytes) {
+        for (let o = 0; o < buf.length; o += DATA_FRAME) {
+          const bytes = buf.subarray(o, o + DATA_FRAME)
+          await channel.send({ t: 'data', id: plan.id, bytes })
+          d.onBytes?.(bytes.length)
+        }
+      }
+      stats.set(plan.id, delta.stats())
+    } catch (err) {
+      if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK') throw err
+      // The receiver sees a truncated delta and drops the file; the reason is reported here.
+      d.report.add({ path, action: 'error', code: err.code, message: err.message })
+      paths.delete(plan.id)
+    }
+    await channel.send({ t: 'dataEnd', id: plan.id })
+  }
+  for (let i = 0; i < (d.concurrency ?? 4); i++) tasks.spawn(worker)
+
+  try {
+    for await (const msg of channel.messages()) {
+      if (tasks.failure !== undefined) throw tasks.failure
+      if (msg.t === 'want') {
+        const rec = records.get(msg.path)
+        if (rec === undefined) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${msg.path}, which is not in the file list`)
+        paths.set(msg.id, msg.path)
+        const n = rec.chunks.length
+        for (let i = 0; i === 0 || i < n; i += LIMITS.maxChunksPerMessage) {
+          const end = i + LIMITS.maxChunksPerMessage
+          out.post({ t: 'chunks', id: msg.id, chunks: rec.chunks.slice(i, end), ...(end < n && { more: true }) })
+        }
+      } else if (msg.t === 'plan') {
+        plans.push(msg)
+        wake()
+      } else if (msg.t === 'result') {
+        if (msg.id === 0 || paths.has(msg.id)) d.report.add(eventFromResult(msg, stats.get(msg.id)))
+      } else if (msg.t === 'done') {
+        break
+      } else {
+        throw new DsyncError('BAD_MESSAGE', `unexpected "${msg.t}" message from the receiver`)
+      }
+    }
+  } finally {
+    done = true
+    wake()
+  }
+  await tasks.settled()
+  await out.flushed()
+  // Unchanged files cost no message on the wire (a no-op sync stays small): they are the files
+  // the receiver reported nothing about.
+  const reported = new Set(d.report.events.map((e) => e.path))
+  for (const [path, rec] of records) if (!reported.has(path)) d.report.add({ path, action: 'unchanged', size: rec.size })
+}
+
+function eventFromResult(m: ResultMessage, s: DeltaStats | undefined): FileEvent {
+  return {
+    path: m.path,
+    action: m.action as Action,
+    ...(m.seed !== undefined && { seed: m.seed }),
+    ...(m.similarity !== undefined && { similarity: m.similarity }),
+    ...(m.conflictCopy !== undefined && { conflictCopy: m.conflictCopy }),
+    ...(m.code !== undefined && { code: m.code }),
+    ...(m.message !== undefined && { message: m.message }),
+    ...(s !== undefined && { size: s.targetSize, copiedBytes: s.copiedBytes, literalBytes: s.literalBytes }),
+  }
+}

@@ -1,0 +1,58 @@
+import { mkdir, stat } from 'node:fs/promises'
+import { chunkParams, type ChunkParams } from '../chunk/index.js'
+import { DsyncError } from '../errors.js'
+import { fsError } from '../fs/index.js'
+import type { SessionOptions } from '../net/index.js'
+import { Store } from '../store/index.js'
+import { DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../similarity/index.js'
+import type { FileEvent, SyncSummary } from './report.js'
+
+/** Chunk params every dsync uses for sync: both sides must cut the same way. */
+export const SYNC_CHUNK_PARAMS: ChunkParams = chunkParams()
+
+/** The options of a session with their defaults filled in. */
+export function sessionOptions(o: Partial<SessionOptions> = {}): SessionOptions {
+  return {
+    dryRun: o.dryRun ?? false,
+    delete: o.delete ?? false,
+    checksum: o.checksum ?? false,
+    threshold: o.threshold ?? DEFAULT_THRESHOLD,
+    metric: o.metric ?? DEFAULT_METRIC,
+    force: o.force ?? false,
+    exclude: o.exclude ?? [],
+  }
+}
+
+/** What push and pull return: every file event and the totals. */
+export interface SyncResult {
+  readonly events: readonly FileEvent[]
+  readonly summary: SyncSummary
+}
+
+/** Checks that `dir` is a directory (creating it when `create`); NOT_FOUND / NOT_A_FILE otherwise. */
+export async function ensureDirectory(dir: string, create: boolean): Promise<void> {
+  if (create) {
+    try {
+      await mkdir(dir, { recursive: true })
+    } catch (err) {
+      throw fsError(err, dir, 'create it')
+    }
+  }
+  let st
+  try {
+    st = await stat(dir)
+  } catch (err) {
+    throw fsError(err, dir, 'open it')
+  }
+  if (!st.isDirectory()) throw new DsyncError('NOT_A_FILE', `${dir}: is not a directory; give the directory to sync`, { path: dir })
+}
+
+/** Opens the root's store for the length of `fn`. */
+export async function withStore<T>(root: string, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await Store.open(root, { params: SYNC_CHUNK_PARAMS })
+  try {
+    return await fn(store)
+  } finally {
+    await store.close()
+  }
+}

@@ -1,0 +1,48 @@
+import t from 'tap'
+import { utimes, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { push, checkOverwrite, conflictCopyPath } from '../../src/sync/index.js'
+import type { FileDigest } from '../../src/types.js'
+import { tempTree } from '../support/temp.js'
+import { clientOpts, startServer } from '../support/sync.js'
+import { readFile, readdir } from 'node:fs/promises'
+
+const D = (c: string) => c.repeat(64) as FileDigest
+
+t.test('checkOverwrite: the base decides who changed the file', async (t) => {
+  const f = { currentMtimeMs: 2, incomingMtimeMs: 1, force: false }
+  t.equal(checkOverwrite({ ...f, current: D('a'), incoming: D('b'), base: D('a') }), 'write', 'receiver unchanged since sync')
+  t.equal(checkOverwrite({ ...f, current: D('c'), incoming: D('a'), base: D('a') }), 'kept', 'only the receiver changed')
+  t.equal(checkOverwrite({ ...f, current: D('c'), incoming: D('b'), base: D('a') }), 'conflict', 'both changed')
+  t.equal(checkOverwrite({ ...f, current: D('c'), incoming: D('b'), base: undefined }), 'conflict', 'never synced, receiver newer')
+  t.equal(checkOverwrite({ ...f, currentMtimeMs: 0, current: D('c'), incoming: D('b'), base: undefined }), 'write', 'never synced, sender newer')
+  t.equal(checkOverwrite({ ...f, current: D('c'), incoming: D('b'), base: D('a'), force: true }), 'write', '--force')
+})
+
+t.test('conflictCopyPath keeps the extension and the folder', async (t) => {
+  const now = new Date('2026-11-21T14:30:00Z')
+  t.equal(conflictCopyPath('notes/plan.txt', now), 'notes/plan.dsync-conflict-20261121-143000.txt')
+  t.equal(conflictCopyPath('Makefile', now), 'Makefile.dsync-conflict-20261121-143000')
+})
+
+t.test('a file changed on both sides is kept as a conflict copy; changed only on the receiver, it is not overwritten', async (t) => {
+  const home = await tempTree(t, { 'both.txt': 'v1 both', 'theirs.txt': 'v1 theirs' })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  await writeFile(join(work, 'both.txt'), 'edited at work')
+  await writeFile(join(work, 'theirs.txt'), 'edited at work only')
+  await writeFile(join(home, 'both.txt'), 'edited at home')
+  await utimes(join(home, 'both.txt'), new Date(), new Date(Date.now() + 5000))
+  const r = await push(home, server.url, clientOpts())
+  const both = r.events.find((e) => e.path === 'both.txt')!
+  t.equal(both.action, 'conflict')
+  t.equal(await readFile(join(work, 'both.txt'), 'utf8'), 'edited at home')
+  t.equal(await readFile(join(work, both.conflictCopy!), 'utf8'), 'edited at work', 'the receiver version is not lost')
+  t.match(r.events.find((e) => e.path === 'theirs.txt'), { action: 'kept', code: 'CHANGED_ON_RECEIVER' })
+  t.equal(await readFile(join(work, 'theirs.txt'), 'utf8'), 'edited at work only')
+  t.ok((await readdir(work)).some((n) => n.startsWith('both.dsync-conflict-')))
+  const forced = await push(home, server.url, clientOpts({ force: true }))
+  t.ok(forced.events.some((e) => e.path === 'theirs.txt' && (e.action === 'whole' || e.action === 'delta' || e.action === 'new')))
+  t.equal(await readFile(join(work, 'theirs.txt'), 'utf8'), 'v1 theirs')
+})

@@ -1,0 +1,52 @@
+import t from 'tap'
+import { readFile, readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { push } from '../../src/sync/index.js'
+import { digestBytes } from '../../src/hash/index.js'
+import { randomBytes } from '../support/random.js'
+import { tempTree } from '../support/temp.js'
+import { clientOpts, describeTree, startServer } from '../support/sync.js'
+
+async function allFiles(root: string, rel = ''): Promise<string[]> {
+  const out: string[] = []
+  for (const d of await readdir(join(root, rel), { withFileTypes: true })) {
+    const p = rel ? `${rel}/${d.name}` : d.name
+    if (d.name === '.dsync') continue
+    if (d.isDirectory()) out.push(...(await allFiles(root, p)))
+    else out.push(p)
+  }
+  return out
+}
+
+// Kill the connection at many points of a push: every file on the server is then its old or
+// its new content (never a mix, never a temp file left), and a re-run finishes the job.
+t.test('an interrupted push leaves old-or-new files only, and a re-run completes it', async (t) => {
+  const old: Record<string, Uint8Array> = {}
+  const next: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 4; i++) {
+    old[`f${i}.bin`] = randomBytes(100 + i, 600_000)
+    next[`f${i}.bin`] = i % 2 ? randomBytes(200 + i, 700_000) : Buffer.concat([randomBytes(300 + i, 1000), old[`f${i}.bin`]!.subarray(1000)])
+  }
+  for (const cutAfter of [1, 100_000, 500_000, 1_000_000]) {
+    const home = await tempTree(t, old)
+    const work = await tempTree(t)
+    const server = await startServer(t, work)
+    await push(home, server.url, clientOpts())
+    for (const [p, c] of Object.entries(next)) await writeFile(join(home, p), c)
+    const ac = new AbortController()
+    let sent = 0
+    await t.rejects(
+      push(home, server.url, clientOpts({ signal: ac.signal, onBytes: (n) => (sent += n) >= cutAfter && ac.abort() })),
+      { code: 'ABORTED' },
+      `cut after ${cutAfter} bytes`,
+    )
+    await new Promise((r) => setTimeout(r, 200)) // let the server notice the close
+    for (const p of Object.keys(old)) {
+      const d = digestBytes(await readFile(join(work, p)))
+      t.ok(d === digestBytes(old[p]!) || d === digestBytes(next[p]!), `${p} is old or new after a cut at ${cutAfter}`)
+    }
+    t.same((await allFiles(work)).sort(), Object.keys(old).sort(), 'no temp files left behind')
+    await push(home, server.url, clientOpts())
+    t.same(await describeTree(work), await describeTree(home), 're-run completes the job')
+  }
+})

@@ -1,0 +1,116 @@
+import t from 'tap'
+import { chmod, mkdir, readFile, rename, symlink, utimes, writeFile, appendFile, copyFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { pull, push } from '../../src/sync/index.js'
+import { randomBytes } from '../support/random.js'
+import { tempTree } from '../support/temp.js'
+import { clientOpts, describeTree, mtimeMismatches, startServer } from '../support/sync.js'
+
+async function sampleTree(t: Parameters<typeof tempTree>[0]) {
+  const root = await tempTree(t, {
+    'a.txt': 'hello world\n'.repeat(1000),
+    'docs/big.bin': randomBytes(1, 300_000),
+    'docs/nested/deep.txt': 'deep\n',
+    'empty.txt': '',
+  })
+  await mkdir(join(root, 'empty-dir'))
+  await symlink('docs/big.bin', join(root, 'link-to-big'))
+  await chmod(join(root, 'a.txt'), 0o640)
+  await utimes(join(root, 'docs/nested/deep.txt'), new Date(1_600_000_000_000), new Date(1_600_000_000_000))
+  return root
+}
+
+t.test('push makes the server tree equal: content, mtimes, modes, symlinks, empty dirs', async (t) => {
+  const home = await sampleTree(t)
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  const r = await push(home, server.url, clientOpts())
+  t.same(await describeTree(work), await describeTree(home))
+  t.same(await mtimeMismatches(home, work), [], 'files and dirs keep their mtimes')
+  t.equal(r.summary.transferred, 4)
+  t.equal(r.summary.errors, 0)
+})
+
+t.test('pull into a new directory makes it equal to the server tree', async (t) => {
+  const work = await sampleTree(t)
+  const dest = join(await tempTree(t), 'new', 'copy')
+  const server = await startServer(t, work)
+  const r = await pull(server.url, dest, clientOpts())
+  t.same(await describeTree(dest), await describeTree(work))
+  t.same(await mtimeMismatches(work, dest), [])
+  t.equal(r.summary.transferred, 4)
+})
+
+t.test('a second push with nothing changed reads nothing and transfers nothing', async (t) => {
+  const home = await sampleTree(t)
+  // Files written a moment before a scan are "racy" (git's term) and read again next time;
+  // a real tree's files are older than that.
+  const past = new Date(Date.now() - 60_000)
+  for (const f of ['a.txt', 'docs/big.bin', 'empty.txt']) await utimes(join(home, f), past, past)
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  const r = await push(home, server.url, clientOpts())
+  t.equal(r.summary.transferred, 0)
+  t.equal(r.summary.filesRead, 0, 'no file content was read')
+  t.equal(r.summary.unchanged, 4)
+  t.ok(r.summary.wireBytesSent < 2000, `sent ${r.summary.wireBytesSent} bytes`)
+})
+
+t.test('--dry-run changes nothing; --delete removes what the sender lacks', async (t) => {
+  const home = await sampleTree(t)
+  const work = await tempTree(t, { 'extra.txt': 'only on the server', 'old/stale.txt': 'x' })
+  const server = await startServer(t, work)
+  const before = await describeTree(work)
+  const dry = await push(home, server.url, clientOpts({ dryRun: true, delete: true }))
+  t.same(await describeTree(work), before, 'dry run wrote nothing')
+  t.ok(dry.events.some((e) => e.action === 'deleted' && e.path === 'extra.txt'), 'dry run says what it would delete')
+  await push(home, server.url, clientOpts({ delete: true }))
+  t.same(await describeTree(work), await describeTree(home))
+})
+
+t.test('renamed, moved and copied files are local copies; an edited rename is a delta from the old path', async (t) => {
+  const text = randomBytes(5, 200_000)
+  const home = await tempTree(t, { 'notes/report.bin': text, 'photo.raw': randomBytes(6, 400_000), 'draft.bin': randomBytes(7, 100_000) })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  await mkdir(join(home, 'archive'))
+  await rename(join(home, 'notes/report.bin'), join(home, 'archive/report-2026.bin')) // moved
+  await copyFile(join(home, 'photo.raw'), join(home, 'photo-copy.raw')) // copied
+  const draft = await readFile(join(home, 'draft.bin'))
+  await rm(join(home, 'draft.bin'))
+  await writeFile(join(home, 'draft-v2.bin'), Buffer.concat([draft.subarray(0, 50_000), Buffer.from('new words'), draft.subarray(50_000)])) // renamed + edited
+  const r = await push(home, server.url, clientOpts({ delete: true }))
+  const ev = (p: string) => r.events.find((e) => e.path === p)
+  t.match(ev('archive/report-2026.bin'), { action: 'copy', seed: 'notes/report.bin' })
+  t.match(ev('photo-copy.raw'), { action: 'copy', seed: 'photo.raw' })
+  t.match(ev('draft-v2.bin'), { action: 'delta', seed: 'draft.bin' })
+  t.ok(r.summary.wireBytesSent < 40_000, `only ${r.summary.wireBytesSent} bytes sent for 700 KB of renamed data`)
+  t.same(await describeTree(work), await describeTree(home))
+})
+
+t.test('a file merged from two others uses the seed that supplies more of it', async (t) => {
+  const a = randomBytes(8, 150_000)
+  const b = randomBytes(9, 150_000)
+  const home = await tempTree(t, { 'a.bin': a, 'b.bin': b })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  await writeFile(join(home, 'merged.bin'), Buffer.concat([a.subarray(0, 40_000), b.subarray(0, 110_000)]))
+  const r = await push(home, server.url, clientOpts())
+  t.match(r.events.find((e) => e.path === 'merged.bin'), { action: 'delta', seed: 'b.bin' })
+  t.same(await describeTree(work), await describeTree(home))
+})
+
+t.test('a log append and an edit in place are small deltas', async (t) => {
+  const home = await tempTree(t, { 'app.log': randomBytes(10, 500_000) })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  await appendFile(join(home, 'app.log'), randomBytes(11, 1000))
+  const r = await push(home, server.url, clientOpts())
+  t.match(r.events.find((e) => e.path === 'app.log'), { action: 'delta', seed: 'app.log' })
+  t.ok(r.summary.wireBytesSent < 20_000, `sent ${r.summary.wireBytesSent}`)
+  t.same(await describeTree(work), await describeTree(home))
+})

@@ -1,7 +1,9 @@
-import { lstat } from 'node:fs/promises'
+import { lstat, open } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { ChunkParams } from '../chunk/index.js'
-import { type DsyncError, isDsyncError } from '../errors.js'
+import { type ChunkParams, type Cutter, chunkBytes, cutterFor } from '../chunk/index.js'
+import { DsyncError, isDsyncError } from '../errors.js'
+import { digestBytes } from '../hash/index.js'
+import type { ChunkedFile } from '../types.js'
 import { chunkPath, fsError, type TreeEntry, walkTree } from '../fs/index.js'
 import type { FileRecord } from './record-codec.js'
 import type { Store } from './state-store.js'
@@ -27,9 +29,26 @@ export interface ScanResult {
 const RACY_WINDOW_MS = 20
 const RACY_WINDOW_COARSE_MS = 2000
 
+/**
+ * Files read at once. Reads of small files are mostly waits on libuv's thread pool; a few in
+ * flight overlap them. On this 2-core machine (shared, load ~8), 2,000 files of 200 B:
+ * 1 in flight 1.58 s, 4 in flight 1.34 s (median of 2 runs each). Memory: at most this many files' buffers.
+ */
+const READS_IN_FLIGHT = 4
+
 /** Puts issued before their transactions are awaited: lmdb-js commits all pending ones at once
  *  (one fsync), so awaiting each put alone would cost one commit per file. */
 const PUT_BATCH = 512
+
+/**
+ * Marks a promise's rejection as handled now: it is awaited later, in order, and rethrows then.
+ * Without this, a read that fails while an older one is still awaited would be an unhandled
+ * rejection, which ends the process.
+ */
+function awaitedLater<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined)
+  return p
+}
 
 function isRacy(mtimeMs: number, readAtMs: number): boolean {
   const window = mtimeMs % 1000 === 0 ? RACY_WINDOW_COARSE_MS : RACY_WINDOW_MS
@@ -55,61 +74,126 @@ export async function scanTree(
     onError?: (err: DsyncError) => void
   },
 ): Promise<ScanResult> {
+  const cutter = cutterFor(opts.params)
   const entries: ScannedEntry[] = []
   const seen = new Set<string>()
   let filesRead = 0
   let bytesRead = 0
-  let pending: Promise<void>[] = []
-  const flush = async () => {
-    const batch = pending
-    pending = []
+  let puts: Promise<void>[] = []
+  // Reads in flight, oldest first; each resolves to its entry's slot in `entries`.
+  const reads: { slot: number; entry: TreeEntry; read: Promise<ReadResult | undefined> }[] = []
+  const finishOldestRead = async () => {
+    const { slot, entry, read } = reads.shift()!
+    const got = await read
+    if (got === undefined) {
+      seen.delete(entry.path)
+      return
+    }
+    filesRead++
+    bytesRead += got.record.size
+    opts.onFile?.(entry.path, got.record.size)
+    puts.push(awaitedLater(store.put(got.record, { racy: got.racy })))
+    entries[slot] = { ...entry, size: got.record.size, record: got.record }
+  }
+  const flushPuts = async () => {
+    const batch = puts
+    puts = []
     await Promise.all(batch)
   }
   const walkOpts = { exclude: opts.exclude ?? [], ...(opts.signal && { signal: opts.signal }), ...(opts.onError && { onError: opts.onError }) }
 
-  for await (const entry of walkTree(root, walkOpts)) {
-    if (entry.kind !== 'file') {
-      entries.push(entry)
-      continue
-    }
-    seen.add(entry.path)
-    const known = store.lookup(entry.path)
-    if (known !== undefined && !opts.checksum && !known.racy && known.record.size === entry.size && known.record.mtimeMs === entry.mtimeMs) {
-      let record = known.record
-      if (record.mode !== entry.mode) {
-        record = { ...record, mode: entry.mode }
-        pending.push(store.put(record))
-      }
-      entries.push({ ...entry, record })
-    } else {
-      const read = await readFile(root, entry, opts)
-      if (read === undefined) {
-        seen.delete(entry.path)
+  try {
+    for await (const entry of walkTree(root, walkOpts)) {
+      if (entry.kind !== 'file') {
+        entries.push(entry)
         continue
       }
-      filesRead++
-      bytesRead += read.record.size
-      opts.onFile?.(entry.path, read.record.size)
-      pending.push(store.put(read.record, { racy: read.racy }))
-      entries.push({ ...entry, size: read.record.size, record: read.record })
+      seen.add(entry.path)
+      const known = store.lookup(entry.path)
+      if (known !== undefined && !opts.checksum && !known.racy && known.record.size === entry.size && known.record.mtimeMs === entry.mtimeMs) {
+        let record = known.record
+        if (record.mode !== entry.mode) {
+          record = { ...record, mode: entry.mode }
+          puts.push(awaitedLater(store.put(record)))
+        }
+        entries.push({ ...entry, record })
+      } else {
+        reads.push({ slot: entries.length, entry, read: awaitedLater(readFile(root, entry, cutter, opts)) })
+        entries.push(entry) // replaced by the entry with its record when the read finishes
+        if (reads.length >= READS_IN_FLIGHT) await finishOldestRead()
+      }
+      if (puts.length >= PUT_BATCH) await flushPuts()
     }
-    if (pending.length >= PUT_BATCH) await flush()
+    while (reads.length > 0) await finishOldestRead()
+  } finally {
+    // On a throw, let the reads still running settle before the caller goes on (no stray
+    // rejections, no file handles left open); their results are dropped.
+    await Promise.allSettled(reads.map((r) => r.read))
+    await Promise.allSettled(puts)
   }
-  for (const path of store.recordPaths()) if (!seen.has(path)) pending.push(store.delete(path))
-  await flush()
-  return { entries, filesRead, bytesRead }
+  for (const path of store.recordPaths()) if (!seen.has(path)) puts.push(awaitedLater(store.delete(path)))
+  await flushPuts()
+  return { entries: entries.filter((e) => e.kind !== 'file' || ('record' in e && e.record !== undefined)), filesRead, bytesRead }
+}
+
+/**
+ * Files up to this size are read whole into a buffer of their size and chunked in memory:
+ * chunkPath's streaming engine allocates a 1 MiB read buffer and a 4 MiB working buffer per
+ * file, and for 2,000 files of 200 B that zeroing and its garbage collection took 7.6 ms per
+ * file against ~0.3 ms this way (node --cpu-prof: 4.4 s GC, 2.6 s buffer setup). Memory stays
+ * bounded: at most this many bytes per file in flight, the same as the streaming read buffer.
+ */
+const SMALL_FILE_BYTES = 1024 * 1024
+
+/** Reads a file expected to hold `size` bytes whole; undefined when it has grown past that
+ *  (the caller then streams it). One byte of slack detects the growth. */
+async function readSmall(abs: string, size: number): Promise<Uint8Array | undefined> {
+  const fh = await open(abs, 'r')
+  try {
+    const buf = new Uint8Array(size + 1)
+    let n = 0
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, null)
+      if (bytesRead === 0) return buf.subarray(0, n)
+      n += bytesRead
+      if (n > size) return undefined
+    }
+  } finally {
+    await fh.close()
+  }
+}
+
+/** Chunks one file (in memory when small, streaming otherwise). */
+async function chunkOne(abs: string, entry: TreeEntry, params: ChunkParams, cutter: Cutter, signal: AbortSignal | undefined): Promise<ChunkedFile> {
+  if (entry.size <= SMALL_FILE_BYTES) {
+    if (signal?.aborted) throw new DsyncError('ABORTED', `${entry.path}: scan cancelled`, { path: entry.path })
+    let data: Uint8Array | undefined
+    try {
+      data = await readSmall(abs, entry.size)
+    } catch (err) {
+      throw fsError(err, entry.path, 'read it')
+    }
+    if (data !== undefined) return { size: data.length, digest: digestBytes(data), chunks: chunkBytes(data, cutter) }
+  }
+  return chunkPath(abs, params, signal ? { signal } : {})
+}
+
+interface ReadResult {
+  readonly record: FileRecord
+  readonly racy: boolean
 }
 
 /** Chunks one file; the record is racy when the file changed while being read or just before. */
 async function readFile(
   root: string,
   entry: TreeEntry,
+  cutter: Cutter,
   opts: { params: ChunkParams; signal?: AbortSignal; onError?: (err: DsyncError) => void },
-): Promise<{ record: FileRecord; racy: boolean } | undefined> {
+): Promise<ReadResult | undefined> {
   const abs = join(root, entry.path)
   const readAtMs = Date.now()
   try {
-    const chunked = await chunkPath(abs, opts.params, opts.signal ? { signal: opts.signal } : {})
+    const chunked = await chunkOne(abs, entry, opts.params, cutter, opts.signal)
     const after = await lstat(abs)
     const changed = after.size !== chunked.size || after.mtimeMs !== entry.mtimeMs
     const record: FileRecord = { path: entry.path, mtimeMs: entry.mtimeMs, mode: entry.mode, ...chunked }

@@ -110,3 +110,15 @@ t.test('an unreadable file is reported through onError and left out; ABORTED sto
   ac.abort()
   await t.rejects(scanTree(root, store, { params, signal: ac.signal, checksum: true }), { code: 'ABORTED' })
 })
+
+t.test('small files chunked in memory get the same record as the streaming chunker gives', async (t) => {
+  const { chunkPath } = await import('../../src/fs/index.js')
+  const sizes = [0, 1, 255, 4096, 100_000, 1024 * 1024, 1024 * 1024 + 1, 3 * 1024 * 1024]
+  const files = Object.fromEntries(sizes.map((n, i) => [`f${n}`, randomBytes(20 + i, n)]))
+  const { root, store } = await setup(t, files)
+  const r = await scanTree(root, store, { params })
+  for (const n of sizes) {
+    const want = await chunkPath(join(root, `f${n}`), params)
+    t.match(r.entries.find((e) => e.path === `f${n}`)?.record, { size: want.size, digest: want.digest, chunks: want.chunks }, `${n} bytes`)
+  }
+})

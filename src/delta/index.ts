@@ -18,3 +18,4 @@ export { SIGNATURE_VERSION, encodeSignature, decodeSignature } from './signature
 export { DELTA_VERSION, MAX_FRAME_RAW } from './delta-format.js'
 export { type DeltaStats, encodeDelta } from './encode-delta.js'
 export { type SeedReader, type ByteSink, applyDelta } from './apply-delta.js'
+export { type Method, type SeedCandidate, type Decision, decide } from './decide.js'

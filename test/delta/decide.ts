@@ -1,0 +1,44 @@
+import t from 'tap'
+import { decide } from '../../src/delta/index.js'
+import { metricByName, profile, type WeightedChunk } from '../../src/similarity/index.js'
+import type { Fingerprint } from '../../src/types.js'
+
+const c = (fp: string, length = 100): WeightedChunk => ({ fp: fp as Fingerprint, length })
+const seq = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => c(`${prefix}${i}`))
+const dice = metricByName('dice')
+
+t.test('no candidates: whole file, no seed', async (t) => {
+  t.same(decide(profile(seq('a', 4)), [], dice, 0.5), { method: 'whole', seed: null, similarity: 0 })
+})
+
+t.test('the candidate supplying most of the target wins, and the rule applies to it', async (t) => {
+  const target = profile([...seq('a', 3), ...seq('b', 7)])
+  const cands = [
+    { path: 'a', profile: profile(seq('a', 10)) }, // supplies 30%
+    { path: 'b', profile: profile(seq('b', 8)) }, // supplies 70%
+  ]
+  const d = decide(target, cands, dice, 0.5)
+  t.equal(d.seed, 'b')
+  t.equal(d.method, 'delta')
+  t.ok(Math.abs(d.similarity - (2 * 700) / (1000 + 800)) < 1e-12)
+})
+
+t.test('below the threshold: whole, but the seed and similarity are reported', async (t) => {
+  const target = profile([...seq('a', 2), ...seq('n', 8)])
+  const d = decide(target, [{ path: 'a', profile: profile(seq('a', 10)) }], dice, 0.5)
+  t.match(d, { method: 'whole', seed: 'a' })
+  t.ok(d.similarity > 0 && d.similarity < 0.5)
+})
+
+t.test('jaccard is stricter than dice: 60% of a same-size seed is whole by jaccard, delta by dice', async (t) => {
+  const target = profile([...seq('s', 6), ...seq('n', 4)])
+  const seed = [{ path: 's', profile: profile(seq('s', 10)) }]
+  t.equal(decide(target, seed, metricByName('jaccard'), 0.5).method, 'whole')
+  t.equal(decide(target, seed, dice, 0.5).method, 'delta')
+})
+
+t.test('ties keep the first candidate (the caller lists the same path first)', async (t) => {
+  const target = profile(seq('a', 5))
+  const same = profile(seq('a', 5))
+  t.equal(decide(target, [{ path: 'same', profile: same }, { path: 'other', profile: same }], dice, 0.5).seed, 'same')
+})

@@ -1,0 +1,41 @@
+import { randomBytes } from '../../test/support/random.js'
+
+/** Seeded pseudo-random bytes: the same on every run and machine (test/support/random.ts). */
+export const seededBytes: (seed: number, n: number) => Uint8Array = randomBytes
+
+export const KiB = 1024
+export const MiB = 1024 * KiB
+export const GiB = 1024 * MiB
+
+/**
+ * A seeded edited copy of `base`: `edits` edits at seeded positions, each replacing, inserting
+ * or deleting up to `maxLen` bytes (a mix like real edits of a document or binary).
+ */
+export function editedCopy(base: Uint8Array, seed: number, edits: number, maxLen: number): Uint8Array {
+  const rnd = seededBytes(seed, edits * 12)
+  const word = (i: number): number => (rnd[i]! | (rnd[i + 1]! << 8) | (rnd[i + 2]! << 16) | (rnd[i + 3]! << 24)) >>> 0
+  const at = Array.from({ length: edits }, (_, k) => word(k * 12) % base.length).sort((a, b) => a - b)
+  const parts: Uint8Array[] = []
+  let pos = 0
+  at.forEach((p, k) => {
+    if (p < pos) return
+    const len = 1 + (word(k * 12 + 4) % maxLen)
+    const kind = word(k * 12 + 8) % 3
+    parts.push(base.subarray(pos, p))
+    if (kind !== 2) parts.push(seededBytes(seed * 7919 + k, len)) // replace or insert
+    pos = kind === 1 ? p : Math.min(base.length, p + len) // insert keeps, replace/delete skip
+  })
+  parts.push(base.subarray(pos))
+  const out = new Uint8Array(parts.reduce((n, x) => n + x.length, 0))
+  let o = 0
+  for (const x of parts) {
+    out.set(x, o)
+    o += x.length
+  }
+  return out
+}
+
+/** One async stream of `data` in pieces of `size` bytes (as a file source would yield). */
+export async function* inPieces(data: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
+  for (let p = 0; p < data.length; p += size) yield data.subarray(p, Math.min(data.length, p + size))
+}

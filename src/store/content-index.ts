@@ -60,9 +60,9 @@ export class ContentIndex {
     return this.fps.getValues(key)
   }
 
-  /** Empties both databases (after a chunk-params change). */
-  async clear(): Promise<void> {
-    await this.fps.clearAsync()
-    await this.digests.clearAsync()
+  /** Empties both databases (after a chunk-params change). Call inside a write transaction. */
+  clear(): void {
+    this.fps.clearSync()
+    this.digests.clearSync()
   }
 }

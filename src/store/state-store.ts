@@ -57,10 +57,11 @@ async function stateDir(root: string): Promise<string> {
  * detection), and the content index (sampled fingerprints → files; digests → files).
  *
  * Every write is one lmdb transaction covering the record and its index entries, so a crash
- * leaves both as before or both as after. Two processes on one root are safe (lmdb's lock file
- * serializes writers). Within one process, opening the same root several times is safe too:
- * lmdb-js shares one native environment per path (test/store/state-store.ts checks that writes
- * through one Store are seen by another and that closing one leaves the other working).
+ * (or an error half-way) leaves both as before or both as after. Two processes on one root are
+ * safe (lmdb's lock file serializes writers). Within one process, opening the same root several
+ * times is safe too: lmdb-js shares one native environment per path (test/store/state-store.ts
+ * checks that writes through one Store are seen by another and that closing one leaves the
+ * other working).
  */
 export class Store {
   readonly #dir: string
@@ -109,12 +110,14 @@ export class Store {
   async #resetIfStale(params: ChunkParams): Promise<void> {
     const key = JSON.stringify({ schema: SCHEMA, kind: params.kind, min: params.min, avg: params.avg, max: params.max })
     if (this.#meta.get('layout') === key) return
-    // Cleared first, marked last: a crash in between leaves the old mark, so the next open clears again.
-    await this.#records.clearAsync()
-    await this.#paths.clearAsync()
-    await this.#index.clear()
-    if (this.#meta.get('schema') !== SCHEMA) await this.#bases.clearAsync()
-    await this.#env.transaction(() => {
+    // Checked again inside the transaction: another handle (this process or another) may have
+    // reset the store meanwhile and already written records that must not be wiped.
+    await this.#env.childTransaction(() => {
+      if (this.#meta.get('layout') === key) return
+      this.#records.clearSync()
+      this.#paths.clearSync()
+      this.#index.clear()
+      if (this.#meta.get('schema') !== SCHEMA) this.#bases.clearSync()
       this.#meta.put('schema', SCHEMA)
       this.#meta.put('layout', key)
     })
@@ -221,9 +224,15 @@ export class Store {
     return [...this.#paths.getRange().map(({ value }) => value)]
   }
 
+  /**
+   * Runs `body` as one atomic write. A child transaction, not lmdb-js's plain async
+   * `transaction`: a plain one that throws half-way still commits what it wrote before the
+   * throw (checked with lmdb 3.5.6), a child one rolls back. Cost: 20,000 concurrent puts took
+   * 0.38–0.51 s against 0.29–0.32 s.
+   */
   async #write(what: string, path: string, body: () => void): Promise<void> {
     try {
-      await this.#env.transaction(body)
+      await this.#env.childTransaction(body)
     } catch (err) {
       if (err instanceof DsyncError) throw err
       throw storeError(this.#dir, `write the ${what} of ${path} to`, err)

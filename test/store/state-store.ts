@@ -171,3 +171,18 @@ t.test('two processes writing one store at once lose nothing', async (t) => {
   t.equal(new Set(all).size, 400, 'every record got its own id')
   t.same(store.findByDigest(digestBytes(new TextEncoder().encode('q17'))), ['q/17'])
 })
+
+t.test('a put that fails half-way leaves neither record nor index entries behind', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const good = recordOf('f', randomBytes(14, 3000))
+  // A chunk length that cannot be encoded: the record write throws after the index was updated.
+  const bad = { ...good, chunks: [...good.chunks, { offset: good.size, length: -1, fp: good.chunks[0]!.fp }] }
+  await t.rejects(store.put(bad), { code: 'IO', message: /record of f/ })
+  t.same(store.recordPaths(), [])
+  t.same(store.findByDigest(good.digest), [])
+  t.same(store.candidates(good.chunks), [])
+  await store.put(good)
+  t.same(store.findByDigest(good.digest), ['f'], 'the store still works')
+})

@@ -1,7 +1,7 @@
 /** Each root's state: file records, last-synced digests (bases), and the content index
  *  (sampled fingerprints and whole-file digests → files), in lmdb under `<root>/.dsync/`. */
 export { Store, STORE_FILE_NAME } from './state-store.js'
-export type { FileRecord } from './record-codec.js'
+export type { FileRecord, StoredRecord } from './record-codec.js'
 export type { Candidate } from './candidates.js'
 export { SAMPLE_MODULUS, MIN_HASHES, sampleFingerprints } from './sampling.js'
 export { MAX_POSTINGS } from './content-index.js'

@@ -84,6 +84,15 @@ t.test('names dsync cannot carry go to onError and the walk goes on; without it,
   await t.rejects(collect(walkTree(root)), { code: 'UNSAFE_PATH' })
 })
 
+t.test('a name that is not valid UTF-8 is reported, not silently dropped', async (t) => {
+  const root = await tempTree(t, { 'ok.txt': '' })
+  await writeFile(Buffer.concat([Buffer.from(`${root}/bad-`), Buffer.of(0xff, 0xfe)]), 'x')
+  const errors: DsyncError[] = []
+  const es = await collect(walkTree(root, { onError: (e) => errors.push(e) }))
+  t.same(paths(es), ['ok.txt'])
+  t.match(errors, [{ code: 'UNSAFE_PATH', message: /not valid UTF-8/ }])
+})
+
 t.test('an oversized .dsyncignore is reported and not applied; the walk goes on', async (t) => {
   const root = await tempTree(t, { 'sub/.dsyncignore': '#'.repeat(1024 * 1024 + 1), 'sub/x.log': '' })
   const errors: DsyncError[] = []

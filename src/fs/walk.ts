@@ -108,7 +108,8 @@ async function statEntry(dirAbs: string, rel: string, rules: IgnoreRules, opts: 
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       // readdir decodes a name that is not valid UTF-8 with U+FFFD, a name lstat cannot find.
       if (rel.includes('\uFFFD')) {
-        report(new DsyncError('UNSAFE_PATH', `${rel}: the name is not valid UTF-8 (shown with U+FFFD); dsync carries UTF-8 names only, rename it`, { path: rel, cause: err }), opts)
+        const why = 'the name is not valid UTF-8 (shown with U+FFFD); dsync carries UTF-8 names only, rename it'
+        report(new DsyncError('UNSAFE_PATH', `${rel}: ${why}`, { path: rel, cause: err }), opts)
       }
       // Otherwise it was removed between readdir and lstat: no longer part of the tree.
       return undefined

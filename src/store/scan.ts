@@ -100,7 +100,11 @@ export async function scanTree(
     puts = []
     await Promise.all(batch)
   }
-  const walkOpts = { exclude: opts.exclude ?? [], ...(opts.signal && { signal: opts.signal }), ...(opts.onError && { onError: opts.onError }) }
+  const walkOpts = {
+    exclude: opts.exclude ?? [],
+    ...(opts.signal && { signal: opts.signal }),
+    ...(opts.onError && { onError: opts.onError }),
+  }
 
   try {
     for await (const entry of walkTree(root, walkOpts)) {
@@ -110,7 +114,9 @@ export async function scanTree(
       }
       seen.add(entry.path)
       const known = store.lookup(entry.path)
-      if (known !== undefined && !opts.checksum && !known.racy && known.record.size === entry.size && known.record.mtimeMs === entry.mtimeMs) {
+      const unchanged =
+        known !== undefined && !known.racy && known.record.size === entry.size && known.record.mtimeMs === entry.mtimeMs
+      if (unchanged && !opts.checksum) {
         let record = known.record
         if (record.mode !== entry.mode) {
           record = { ...record, mode: entry.mode }
@@ -164,7 +170,13 @@ async function readSmall(abs: string, size: number): Promise<Uint8Array | undefi
 }
 
 /** Chunks one file (in memory when small, streaming otherwise). */
-async function chunkOne(abs: string, entry: TreeEntry, params: ChunkParams, cutter: Cutter, signal: AbortSignal | undefined): Promise<ChunkedFile> {
+async function chunkOne(
+  abs: string,
+  entry: TreeEntry,
+  params: ChunkParams,
+  cutter: Cutter,
+  signal: AbortSignal | undefined,
+): Promise<ChunkedFile> {
   if (entry.size <= SMALL_FILE_BYTES) {
     if (signal?.aborted) throw new DsyncError('ABORTED', `${entry.path}: scan cancelled`, { path: entry.path })
     let data: Uint8Array | undefined

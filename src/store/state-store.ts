@@ -5,7 +5,7 @@ import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
 import { digestBytes, parseFileDigest } from '../hash/index.js'
-import type { Chunk, FileDigest } from '../types.js'
+import type { Chunk, FileDigest, Fingerprint } from '../types.js'
 import { type Candidate, rankCandidates } from './candidates.js'
 import { ContentIndex, digestKey } from './content-index.js'
 import { type FileRecord, type StoredRecord, decodeRecord, encodeRecord } from './record-codec.js'
@@ -28,7 +28,8 @@ function pathKey(path: string): Buffer {
 
 function storeError(dir: string, doing: string, cause: unknown): DsyncError {
   const why = cause instanceof Error ? cause.message : String(cause)
-  return new DsyncError('IO', `${dir}: cannot ${doing} the state store: ${why}; check permissions and free space, or delete ${dir} to rebuild it`, {
+  const what = `${dir}: cannot ${doing} the state store: ${why}`
+  return new DsyncError('IO', `${what}; check permissions and free space, or delete ${dir} to rebuild it`, {
     path: dir,
     cause,
   })
@@ -216,7 +217,8 @@ export class Store {
    * `limit` default 8. Excludes `opts.exclude` paths.
    */
   candidates(chunks: readonly Chunk[], opts: { limit?: number; exclude?: readonly string[] } = {}): Candidate[] {
-    return rankCandidates(chunks, { idsWithFingerprint: (fp) => this.#index.idsWithFingerprint(fp), pathOf: (id) => this.#paths.get(id) }, opts)
+    const source = { idsWithFingerprint: (fp: Fingerprint) => this.#index.idsWithFingerprint(fp), pathOf: (id: number) => this.#paths.get(id) }
+    return rankCandidates(chunks, source, opts)
   }
 
   /** Every path that has a record (unordered). */

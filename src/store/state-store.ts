@@ -143,9 +143,12 @@ export class Store {
   /**
    * Records a file and updates the content index, in one transaction. `racy`: the content was
    * read so close to its mtime that a later same-size edit might not change the mtime; the next
-   * scan then re-reads it (git's "racy clean" problem).
+   * scan then re-reads it (git's "racy clean" problem). `base`: also record `rec.digest` as the
+   * path's base in the same transaction (what setBase does), one commit instead of two:
+   * awaited one by one, a put or a setBase costs ~0.9 ms each here (load ~10 on 2 cores),
+   * while 2,000 concurrent puts share commits at ~0.26 ms each.
    */
-  async put(rec: FileRecord, opts: { racy?: boolean } = {}): Promise<void> {
+  async put(rec: FileRecord, opts: { racy?: boolean; base?: boolean } = {}): Promise<void> {
     checkRelPath(rec.path)
     const key = pathKey(rec.path)
     return this.#write('record', rec.path, () => {
@@ -166,6 +169,7 @@ export class Store {
         this.#index.add(id, rec.digest, rec.chunks)
       }
       this.#records.put(key, encodeRecord(rec, id, opts.racy === true))
+      if (opts.base === true) this.#bases.put(key, digestKey(rec.digest))
     })
   }
 

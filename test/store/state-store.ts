@@ -29,6 +29,17 @@ t.test('a store survives close and reopen, records and bases intact', async (t) 
   t.equal(store.getBase('docs/a.bin'), undefined)
 })
 
+t.test('put with base records the digest as the base in the same write', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const rec = recordOf('got/it', randomBytes(15, 500))
+  await store.put(rec, { base: true })
+  t.equal(store.getBase('got/it'), rec.digest)
+  await store.put(recordOf('other', randomBytes(16, 500)))
+  t.equal(store.getBase('other'), undefined, 'not without the option')
+})
+
 t.test('put and delete keep records, digests and the sampled index consistent', async (t) => {
   const root = await tempTree(t)
   const store = await Store.open(root, { params })

@@ -90,11 +90,11 @@ async function inMemory(data: Uint8Array): Promise<void> {
   for (const [name, cutter, bulk] of cutRows) {
     let lengths: number[] = []
     const t = await time(() => (lengths = cutLengths(data, cutter, bulk)), { warmup: 1, runs: 5 })
-    rows.push([name, mbps(data.length, t.medianMs), ...statCells(sizeStats(lengths)), mib(peakRss())])
+    rows.push([name, mbps(data.length, t.medianMs), mbps(data.length, t.medianCpuMs), ...statCells(sizeStats(lengths)), mib(peakRss())])
   }
   printTable(
     `Cut points only, ${mib(data.length)} MiB in memory, avg 8 KiB (median of 5; peak RSS includes the input)`,
-    ['chunker', 'MB/s', 'chunks', 'avg KiB', 'stdev KiB', 'peak RSS MiB'],
+    ['chunker', 'MB/s', 'MB/s per CPU s', 'chunks', 'avg KiB', 'stdev KiB', 'peak RSS MiB'],
     rows,
   )
 
@@ -102,24 +102,34 @@ async function inMemory(data: Uint8Array): Promise<void> {
   for (const [name, cutter] of [['cdc', cdcCutter(params)], ['fsp', fspCutter(fsp)]] as const) {
     let n: SizeStats = sizeStats([])
     const t = await time(() => (n = sizeStats(chunkBytes(data, cutter).map((c) => c.length))), { warmup: 1, runs: 3 })
-    fpRows.push([name, mbps(data.length, t.medianMs), ...statCells(n), mib(peakRss())])
+    fpRows.push([name, mbps(data.length, t.medianMs), mbps(data.length, t.medianCpuMs), ...statCells(n), mib(peakRss())])
   }
   // SBC is relative: chunk an edited copy against the blocks of the original. The table is
   // rebuilt outside the timer for every run, because sbcChunks extends it.
   const edited = editedCopy(data, 2, 1024, 64)
   const sbcMs: number[] = []
+  const sbcCpuMs: number[] = []
   let sbc: SizeStats = sizeStats([])
   for (let run = 0; run < 3; run++) {
     const table = new BlockTable(fsp.avg)
     await sbcBaseChunks(inPieces(data, MiB), table)
+    const c0 = process.cpuUsage()
     const t0 = performance.now()
     sbc = sizeStats((await sbcChunks(inPieces(edited, MiB), table)).map((c) => c.length))
     sbcMs.push(performance.now() - t0)
+    const c = process.cpuUsage(c0)
+    sbcCpuMs.push((c.user + c.system) / 1000)
   }
-  fpRows.push(['sbc (edited copy vs original)', mbps(edited.length, median(sbcMs)), ...statCells(sbc), mib(peakRss())])
+  fpRows.push([
+    'sbc (edited copy vs original)',
+    mbps(edited.length, median(sbcMs)),
+    mbps(edited.length, median(sbcCpuMs)),
+    ...statCells(sbc),
+    mib(peakRss()),
+  ])
   printTable(
     `Cut + SHA-256 fingerprint per chunk, ${mib(data.length)} MiB in memory (median of 3)`,
-    ['chunker', 'MB/s', 'chunks', 'avg KiB', 'stdev KiB', 'peak RSS MiB'],
+    ['chunker', 'MB/s', 'MB/s per CPU s', 'chunks', 'avg KiB', 'stdev KiB', 'peak RSS MiB'],
     fpRows,
   )
 }
@@ -176,12 +186,12 @@ async function endToEnd(): Promise<void> {
     const rows: Cell[][] = []
     for (const [mode, what] of modes) {
       const out = execFileSync(process.execPath, [child, mode, file, '3'], { encoding: 'utf8' })
-      const r = JSON.parse(out) as { medianMs: number; peakRss: number }
-      rows.push([what, mbps(FILE_BYTES, r.medianMs), r.medianMs / 1000, mib(r.peakRss)])
+      const r = JSON.parse(out) as { medianMs: number; medianCpuMs: number; peakRss: number }
+      rows.push([what, mbps(FILE_BYTES, r.medianMs), mbps(FILE_BYTES, r.medianCpuMs), r.medianMs / 1000, mib(r.peakRss)])
     }
     printTable(
       '1 GiB file from the page cache, one thread (median of 3, each in a fresh process)',
-      ['pipeline', 'MB/s', 'seconds', 'peak RSS MiB'],
+      ['pipeline', 'MB/s', 'MB/s per CPU s', 'seconds', 'peak RSS MiB'],
       rows,
     )
   } finally {

@@ -1,7 +1,7 @@
 /**
  * One end-to-end measurement in a fresh process, so its peak RSS is its own and not the
  * parent's 256 MiB test buffers: `node e2e-child.js <mode> <file> <runs>` prints
- * `{"medianMs":…,"peakRss":…}`. Modes: read (the file source alone), digest (read +
+ * `{"medianMs":…,"medianCpuMs":…,"peakRss":…}`. Modes: read (the file source alone), digest (read +
  * whole-file SHA-256), cut (read + CDC cut points, no hashing), cdc / fsp (chunkPath:
  * read + cut + fingerprint + digest, what dsync does per file).
  */
@@ -34,5 +34,5 @@ if (fn === undefined) {
   process.exitCode = 2
 } else {
   const t = await time(() => fn(file), { warmup: 0, runs: Number(runs) })
-  console.log(JSON.stringify({ medianMs: t.medianMs, peakRss: peakRss() }))
+  console.log(JSON.stringify({ medianMs: t.medianMs, medianCpuMs: t.medianCpuMs, peakRss: peakRss() }))
 }

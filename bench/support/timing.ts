@@ -6,6 +6,9 @@ export interface Timing {
   /** Fastest and slowest measured run, ms. */
   readonly minMs: number
   readonly maxMs: number
+  /** Median CPU time (user + system) of this process over the same runs, ms. On a shared
+   *  machine under load this is steadier than wall time, which includes waiting for a core. */
+  readonly medianCpuMs: number
 }
 
 export function median(xs: readonly number[]): number {
@@ -19,12 +22,16 @@ export async function time(fn: () => unknown, opts: { warmup?: number; runs?: nu
   const { warmup = 1, runs = 5 } = opts
   for (let i = 0; i < warmup; i++) await fn()
   const ms: number[] = []
+  const cpu: number[] = []
   for (let i = 0; i < runs; i++) {
+    const c0 = process.cpuUsage()
     const t0 = performance.now()
     await fn()
     ms.push(performance.now() - t0)
+    const c = process.cpuUsage(c0)
+    cpu.push((c.user + c.system) / 1000)
   }
-  return { medianMs: median(ms), minMs: Math.min(...ms), maxMs: Math.max(...ms) }
+  return { medianMs: median(ms), minMs: Math.min(...ms), maxMs: Math.max(...ms), medianCpuMs: median(cpu) }
 }
 
 /** Throughput in MB/s (10^6 bytes per second, as `dd` and the papers count). */

@@ -62,8 +62,8 @@ function gearStep(k: number): number[] {
  * searches) with `i` just past the cut byte when the hash falls below `thr`, and falling
  * through with i = bound otherwise. `h <u thr` with thr = 2^(32 − k) is the same test as
  * "the top k bits of h are zero", i.e. cdc.ts's definition. Unrolled by 4 with one bound
- * check per word: the recurrence h → 2h + g costs 2 cycles per byte when each step also
- * pays the loop's compare and increment, and the unrolled steps share them.
+ * check per 4 bytes, so the steps share the loop's compare and increment: 64 MiB in memory,
+ * best of 7, ~1.28 GB/s byte by byte against ~1.46 GB/s unrolled (same machine and run).
  *
  *   (block $words (loop $w                                   ;; 4 bytes per turn
  *     (br_if $words (i32.gt_u (i32.add (local.get $i) (i32.const 4)) (local.get $bound)))

@@ -4,10 +4,14 @@ import { hash as cryptoHash } from 'node:crypto'
  * A chunk fingerprint: the first 16 bytes of the chunk's SHA-256, as 32 lowercase hex digits.
  * Made only here, so it cannot be confused with a path or any other string.
  *
- * Why SHA-256 from node:crypto: it runs on the CPU's SHA extensions. bench/hash.ts on this
- * machine, 8 KiB chunks: node:crypto sha256 ~1.4 GB/s, @noble/hashes sha256 ~145 MB/s,
- * @noble/hashes blake3 ~44 MB/s (figures in README "Measured"). 128 bits is ample for chunk
- * identity (birthday bound 2^64 chunks) and halves the bytes on the wire against 256.
+ * Why SHA-256 from node:crypto: native (OpenSSL), and on CPUs with SHA extensions the fastest
+ * strong hash there is (~1.4 GB/s per 8 KiB chunk seen on such a machine). bench/hash.ts on
+ * the 2-vCPU Xeon without SHA-NI (README "Benchmarks"): node:crypto sha256 ~250–380 MB/s,
+ * sha1 ~800, md5 ~600, sha512-256 ~530 (blake2b512 about the same); @noble/hashes sha256
+ * ~40–145 MB/s and blake3 ~17–44 MB/s, so pure JS is out. SHA-256 is then the end-to-end
+ * bottleneck there (chunkFile hashes every byte twice: fingerprint and whole-file digest).
+ * 128 bits is ample for chunk identity (birthday bound 2^64 chunks) and halves the bytes on
+ * the wire against 256.
  */
 export type Fingerprint = string & { readonly __brand: 'Fingerprint' }
 

@@ -18,8 +18,9 @@ export const OP = Object.freeze({ END: 0x00, COPY: 0x01, LIT: 0x02, FRAME: 0x03 
 
 /**
  * Most raw bytes in one literal frame (reader's limit: it holds one frame decoded in memory).
- * The writer fills frames to LITERAL_FRAME_BYTES: one zstd frame per MiB compresses a text
- * literal stream within ~1% of one frame for the whole stream (measured on 20 MB of logs).
+ * The writer fills frames to LITERAL_FRAME_BYTES. Measured, zstd level 3, 16 MiB of server log
+ * cut in frames of 256 KiB / 1 MiB / 4 MiB / 16 MiB: 2.68 / 2.43 / 2.50 / 2.52 MB; 1.3 MB of
+ * source-like text: 263 / 261 / 260 KB. 1 MiB is as good as one frame for everything.
  */
 export const MAX_FRAME_RAW = 4 * 1024 * 1024
 export const LITERAL_FRAME_BYTES = 1024 * 1024

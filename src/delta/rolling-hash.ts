@@ -13,6 +13,10 @@
 /** Multiplier of the polynomial (odd, so x ↦ x·B is a bijection mod 2^32). */
 export const ROLL_BASE = 0x01000193
 
+const B2 = Math.imul(ROLL_BASE, ROLL_BASE)
+const B3 = Math.imul(B2, ROLL_BASE)
+const B4 = Math.imul(B3, ROLL_BASE)
+
 /** murmur3's 32-bit finalizer: a bijection that spreads every input bit over the output. */
 export function fmix32(h: number): number {
   h ^= h >>> 16
@@ -42,7 +46,15 @@ export function rollingHash(data: Uint8Array, start: number, n: number): number 
   const g = BYTE_MAP
   let h = 0
   const end = start + n
-  for (let i = start; i < end; i++) h = (Math.imul(h, ROLL_BASE) + g[data[i]!]!) | 0
+  let i = start
+  // Four bytes per step: h·B^4 + (g0·B^3 + g1·B^2 + g2·B + g3). The chain through h is one
+  // multiply per 4 bytes instead of per byte: 93 → ~65 ms CPU per 20 MB here (loaded machine).
+  for (; i + 4 <= end; i += 4) {
+    const t =
+      (Math.imul(g[data[i]!]!, B3) + Math.imul(g[data[i + 1]!]!, B2) + Math.imul(g[data[i + 2]!]!, ROLL_BASE) + g[data[i + 3]!]!) | 0
+    h = (Math.imul(h, B4) + t) | 0
+  }
+  for (; i < end; i++) h = (Math.imul(h, ROLL_BASE) + g[data[i]!]!) | 0
   return h
 }
 

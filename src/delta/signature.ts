@@ -12,8 +12,8 @@ import { rollingHash, weakKey } from './rolling-hash.js'
  * Why fixed blocks and not the CDC chunk list: with a rolling search a fixed block is found at
  * any offset, so an edit costs one block of literal whatever its kind, and a block needs no
  * length on the wire. A CDC chunk costs ~1.2 chunks per edit (the chunk holding the edit is
- * size-biased, and a cut may move) plus ~2 bytes of length. Measured in DESIGN of this module:
- * see protocol/DELTA.md "Why these sizes".
+ * size-biased, and a cut may move) plus ~2 bytes of length. Figures against rdiff and rsync:
+ * protocol/DELTA.md "Measured".
  */
 export interface Signature {
   /** Bytes in the seed. */

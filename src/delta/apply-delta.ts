@@ -25,7 +25,9 @@ const IO_PIECE = 1024 * 1024
 /** Gathers small writes into one buffer: a delta of many short ops would otherwise cost one
  *  write call each. */
 class BufferedSink {
-  readonly #buf = new Uint8Array(IO_PIECE)
+  /** Grows up to IO_PIECE: most files are small, and a 1 MiB buffer each cost more than the
+   *  file's own bytes (allocation and GC, --cpu-prof of a 2,000-file push). */
+  #buf = new Uint8Array(16 * 1024)
   #len = 0
   readonly digester = new FileDigester()
   size = 0
@@ -34,10 +36,17 @@ class BufferedSink {
   async write(bytes: Uint8Array): Promise<void> {
     this.digester.update(bytes)
     this.size += bytes.length
-    if (this.#len + bytes.length > this.#buf.length || bytes.length >= this.#buf.length / 2) await this.flush()
-    if (bytes.length >= this.#buf.length / 2) {
+    if (bytes.length >= IO_PIECE / 2) {
+      await this.flush()
       await this.sink.write(bytes)
       return
+    }
+    if (this.#len + bytes.length > this.#buf.length) {
+      if (this.#buf.length < IO_PIECE) {
+        const bigger = new Uint8Array(Math.min(IO_PIECE, Math.max(2 * this.#buf.length, this.#len + bytes.length)))
+        bigger.set(this.#buf.subarray(0, this.#len))
+        this.#buf = bigger
+      } else await this.flush()
     }
     this.#buf.set(bytes, this.#len)
     this.#len += bytes.length

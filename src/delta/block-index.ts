@@ -19,7 +19,9 @@ export class BlockIndex {
 
   constructor(readonly sig: Signature) {
     const full = sig.blockSize > 0 ? Math.floor(sig.seedSize / sig.blockSize) : 0
-    const filterBits = Math.min(sig.weakBits, MAX_FILTER_BITS)
+    // ~16 bits per block keeps false positives near 6% while a small seed's filter stays small
+    // (a fixed 1 MiB filter per file dominated small-file syncs).
+    const filterBits = Math.min(sig.weakBits, MAX_FILTER_BITS, Math.max(10, Math.ceil(Math.log2(full + 1)) + 4))
     this.filterShift = sig.weakBits - filterBits
     this.filter = new Uint8Array(Math.max(1, (1 << filterBits) >>> 3))
     const order = new Int32Array(full)

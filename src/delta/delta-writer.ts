@@ -7,6 +7,9 @@ import { DELTA_MAGIC, DELTA_VERSION, LITERAL_FRAME_BYTES, OP } from './delta-for
  *  so a target made of many small copies cannot grow the writer's memory. */
 const MAX_PENDING_OPS_BYTES = 256 * 1024
 
+/** First size of the literal frame buffer (it grows to LITERAL_FRAME_BYTES as needed). */
+const FIRST_FRAME_BYTES = 16 * 1024
+
 /**
  * Turns a sequence of copy(seedOffset, length) and literal(bytes) calls into delta records:
  * merges adjacent copies and literal runs, gathers literals into frames of LITERAL_FRAME_BYTES
@@ -14,7 +17,9 @@ const MAX_PENDING_OPS_BYTES = 256 * 1024
  * plus the pending records.
  */
 export class DeltaWriter {
-  readonly #frame = new Uint8Array(LITERAL_FRAME_BYTES)
+  /** Grows by doubling up to LITERAL_FRAME_BYTES: a 1 MiB buffer per file made syncing many
+   *  small files slow (allocation and GC were ~25% of a 2,000-file push, --cpu-prof). */
+  #frame = new Uint8Array(FIRST_FRAME_BYTES)
   #frameLen = 0
   readonly #ops = new ByteWriter(4096)
   #litRun = 0 // literal bytes not yet covered by a LIT record
@@ -96,12 +101,17 @@ export class DeltaWriter {
     this.#endCopy()
     let taken = 0
     while (taken < bytes.length) {
+      if (this.#frameLen === this.#frame.length && this.#frame.length < LITERAL_FRAME_BYTES) {
+        const bigger = new Uint8Array(Math.min(LITERAL_FRAME_BYTES, 2 * this.#frame.length))
+        bigger.set(this.#frame)
+        this.#frame = bigger
+      }
       const n = Math.min(bytes.length - taken, this.#frame.length - this.#frameLen)
       this.#frame.set(bytes.subarray(taken, taken + n), this.#frameLen)
       this.#frameLen += n
       this.#litRun += n
       taken += n
-      if (this.#frameLen === this.#frame.length) this.#flush()
+      if (this.#frameLen === LITERAL_FRAME_BYTES) this.#flush()
     }
   }
 

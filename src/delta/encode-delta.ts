@@ -5,6 +5,9 @@ import { DeltaWriter } from './delta-writer.js'
 import { outFactor, rollHash, rollingHash, weakKey, fmix32 } from './rolling-hash.js'
 import { strongKey, type Signature } from './signature.js'
 
+/** The target window grows to this: compaction (copying < 2 blocks) is rare at 4 MiB. */
+const MAX_WINDOW = 4 * 1024 * 1024
+
 /** What encoding a delta did, in bytes. */
 export interface DeltaStats {
   readonly targetSize: number
@@ -77,7 +80,7 @@ class Matcher {
   readonly #b: number
   readonly #count: number
   readonly #outF: number
-  readonly #buf: Uint8Array
+  #buf: Uint8Array
   #end = 0 // bytes buffered
   #p = 0 // window start
   #lit = 0 // start of the pending literal
@@ -94,7 +97,8 @@ class Matcher {
     this.#outF = outFactor(Math.max(1, this.#b))
     // Every target starts as if continuing a run at block 0: most files keep their beginning.
     this.#expect = this.#count > 0 ? 0 : -1
-    this.#buf = new Uint8Array(this.#count > 0 ? Math.max(4 * 1024 * 1024, 4 * this.#b) : 0)
+    // Starts small and grows to MAX_WINDOW: most targets are small files.
+    this.#buf = new Uint8Array(this.#count > 0 ? Math.max(64 * 1024, 4 * this.#b) : 0)
   }
 
   push(input: Uint8Array): void {
@@ -104,7 +108,13 @@ class Matcher {
     }
     let taken = 0
     while (taken < input.length) {
-      if (this.#end === this.#buf.length) this.#compact()
+      if (this.#end === this.#buf.length) {
+        if (this.#buf.length < Math.max(MAX_WINDOW, 4 * this.#b)) {
+          const bigger = new Uint8Array(Math.max(MAX_WINDOW, 4 * this.#b))
+          bigger.set(this.#buf.subarray(0, this.#end))
+          this.#buf = bigger
+        } else this.#compact()
+      }
       const n = Math.min(input.length - taken, this.#buf.length - this.#end)
       this.#buf.set(input.subarray(taken, taken + n), this.#end)
       this.#end += n

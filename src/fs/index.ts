@@ -5,6 +5,6 @@ export { STATE_DIR_NAME, TEMP_PREFIX, type TreeEntry, comparePaths } from './tre
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, checkRelPath, resolveInside } from './safe-path.js'
 export { IGNORE_FILE_NAME, IgnoreRules } from './ignore-rules.js'
 export { type WalkOptions, walkTree } from './walk.js'
-export { type AtomicWriteOptions, writeAtomically } from './atomic-write.js'
+export { type AtomicWriteOptions, writeAtomically, syncDirectory } from './atomic-write.js'
 export { openSeedReader } from './seed-reader.js'
 export { patchFile } from './patch-file.js'

@@ -1,38 +1,26 @@
 /**
- * Runs async tasks with at most `n` in flight (like ws lib/limiter.js). `run` resolves when the
- * task has STARTED, so a producer awaiting it is slowed to the pace of the workers:
- * backpressure by construction. `idle()` resolves when every task has settled; the first task
- * failure is rethrown there.
+ * A counting semaphore: at most `n` holders at once, the others wait in arrival order. Used to
+ * bound work that holds resources (open files, plans at the peer) without blocking whoever
+ * schedules it.
  */
-export class Limiter {
-  #active = 0
-  #waiters: (() => void)[] = []
-  #all = new Set<Promise<void>>()
-  #error: unknown = undefined
-  #failed = false
+export class Semaphore {
+  #free: number
+  readonly #waiters: (() => void)[] = []
 
-  constructor(private readonly n: number) {}
-
-  async run(task: () => Promise<void>): Promise<void> {
-    while (this.#active >= this.n) await new Promise<void>((r) => this.#waiters.push(r))
-    this.#active++
-    const p = task()
-      .catch((err: unknown) => {
-        if (!this.#failed) {
-          this.#failed = true
-          this.#error = err
-        }
-      })
-      .finally(() => {
-        this.#active--
-        this.#all.delete(p)
-        this.#waiters.shift()?.()
-      })
-    this.#all.add(p)
+  constructor(n: number) {
+    this.#free = n
   }
 
-  async idle(): Promise<void> {
-    while (this.#all.size > 0) await Promise.all([...this.#all])
-    if (this.#failed) throw this.#error
+  /** Runs `fn` once a slot is free, and frees the slot when it settles. */
+  async with<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--
+    else await new Promise<void>((r) => this.#waiters.push(r))
+    try {
+      return await fn()
+    } finally {
+      const next = this.#waiters.shift()
+      if (next) next()
+      else this.#free++
+    }
   }
 }

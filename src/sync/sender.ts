@@ -16,7 +16,8 @@ export interface SenderDeps {
   readonly options: SessionOptions
   readonly report: SyncReport
   readonly signal: AbortSignal
-  /** files streamed at once (default 4): enough to overlap disk and network on small files */
+  /** files streamed at once (default 8): small files are mostly latency (open, fsync on the
+   *  receiver), which overlaps well; large ones share the socket either way */
   readonly concurrency?: number
   /** called once the file list is known, with the number of bytes it covers (progress bars) */
   readonly onList?: (files: number, bytes: number) => void
@@ -108,7 +109,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
     await channel.send({ t: 'dataEnd', id: plan.id })
   }
-  for (let i = 0; i < (d.concurrency ?? 4); i++) tasks.spawn(worker)
+  for (let i = 0; i < (d.concurrency ?? 8); i++) tasks.spawn(worker)
 
   try {
     for await (const msg of channel.messages()) {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
+import { applyDelta, EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
 import { collect, randomBytes, splitStream } from '../support/random.js'
 import { concat, equalBytes, makeDelta, patchBytes } from './support/roundtrip.js'
 
@@ -129,4 +129,16 @@ t.test('an aborted signal stops the delta with ABORTED', async (t) => {
   ac.abort()
   const d = encodeDelta(EMPTY_SIGNATURE, splitStream(new Uint8Array(10), [10]), { signal: ac.signal })
   await t.rejects(collect(d.bytes), { code: 'ABORTED' })
+})
+
+t.test('whole-file deltas (no seed) of every size round-trip: buffers that grow from small to full frames', async (t) => {
+  for (const n of [0, 1, 16 * 1024 - 1, 16 * 1024 + 1, 300_000, (2 << 20) + 12345]) {
+    const target = randomBytes(40 + n, n)
+    const d = encodeDelta(EMPTY_SIGNATURE, splitStream(target, [7777, 65536]))
+    const delta = concat(await collect(d.bytes))
+    const out: Uint8Array[] = []
+    await applyDelta(null, splitStream(delta, [1000]), { write: async (b) => void out.push(b.slice()) })
+    t.ok(Buffer.from(concat(out)).equals(Buffer.from(target)), `${n} bytes`)
+    t.equal(d.stats().literalBytes, n)
+  }
 })

@@ -50,7 +50,7 @@ t.test('a file listed under a symlink out of the root is refused before a byte i
 })
 
 t.test('a directory re-listed as a symlink out of the root cannot lead a write outside', async (t) => {
-  const { outside, report } = await hostileSession(t, (out) => [
+  const { outside, report, seen } = await hostileSession(t, (out) => [
     { path: 'x', kind: 'dir', size: 0, mtimeMs: 0, mode: 0o755 },
     { path: 'x', kind: 'symlink', size: 0, mtimeMs: 0, mode: 0o777, target: out },
     owned('x/owned.txt'),

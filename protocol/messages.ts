@@ -23,6 +23,7 @@ export const LIMITS = Object.freeze({
   /** `data.bytes` length. */
   maxDataBytes: 1 * MiB,
   maxExcludes: 256,
+  maxFileListBytes: 4 * MiB,
   maxPatternBytes: 1024,
   /** Entries in one `files` message. */
   maxFilesPerMessage: 1000,
@@ -85,13 +86,16 @@ export type WireMessage =
       options: WireSessionOptions
     }
   | { t: 'welcome'; version: number; mac: Uint8Array }
-  | { t: 'files'; entries: WireFileEntry[] }
+  /** `z` is the msgpack array of WireFileEntry, compressed as one frame of codec `codec`
+   *  (1 zstd, 2 deflate, 0 none: the literal-frame codecs of DELTA.md); `raw` is its unpacked
+   *  length, at most `LIMITS.maxFileListBytes`. Sorted paths and like mtimes compress 3–5×. */
+  | { t: 'files'; codec: number; raw: number; z: Uint8Array }
   | { t: 'filesEnd' }
   | { t: 'want'; id: number; path: string }
   /** Chunk list as columns: `lengths` is u32 little-endian per chunk, `fps` 16 bytes per chunk;
    *  the first chunk starts at `base`, each next one where the previous ended. `more` is true
    *  when another `chunks` message for the same id follows. */
-  | { t: 'chunks'; id: number; base: number; lengths: Uint8Array; fps: Uint8Array; more?: boolean }
+  | { t: 'chunks'; id: number; base: number; lengths: Uint8Array; fps: Uint8Array; more?: boolean; digest?: Uint8Array }
   | {
       t: 'plan'
       id: number

@@ -1,7 +1,8 @@
 import { Packr } from 'msgpackr'
+import { compressFrame, decompressFrame } from '../compress/index.js'
 import { DsyncError, type ErrorCode } from '../errors.js'
 import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
-import type { Chunk } from '../types.js'
+import type { Chunk, FileDigest } from '../types.js'
 import { LIMITS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireSessionOptions } from '../../protocol/messages.js'
 import type { FileEntry, Message, MessageOf, MessageTag, SessionOptions } from './messages.js'
 import { WireFields, checkBytes, checkInt, checkPath, checkStr, isPlainMap, typeName } from './wire-fields.js'
@@ -79,9 +80,24 @@ const CODECS: CodecTable = {
       if (m.entries.length > LIMITS.maxFilesPerMessage) {
         throw internal(`'files' with ${m.entries.length} entries; send at most ${LIMITS.maxFilesPerMessage} per message`)
       }
-      return { t: 'files', entries: m.entries.map(entryToWire) }
+      const packed = packr.pack(m.entries.map(entryToWire))
+      if (packed.length > LIMITS.maxFileListBytes) throw internal(`'files' list of ${packed.length} bytes; send fewer entries per message`)
+      const frame = compressFrame(packed)
+      return { t: 'files', codec: frame.codec, raw: packed.length, z: frame.data }
     },
-    fromWire: (f) => ({ t: 'files', entries: f.array('entries', LIMITS.maxFilesPerMessage).map((e, i) => entryFromWire(f, i, e)) }),
+    fromWire: (f) => {
+      const raw = f.int('raw', 0, LIMITS.maxFileListBytes)
+      const packed = decompressFrame(f.int('codec', 0, 255), f.bytes('z', { max: LIMITS.maxFrameBytes }), raw)
+      let list: unknown
+      try {
+        list = packr.unpack(packed)
+      } catch (err) {
+        throw f.bad('z', 'does not hold a msgpack entry list', err)
+      }
+      if (!Array.isArray(list)) throw f.bad('z', `must hold an array of entries, got ${typeName(list)}`)
+      if (list.length > LIMITS.maxFilesPerMessage) throw f.bad('z', `holds ${list.length} entries, more than ${LIMITS.maxFilesPerMessage}`)
+      return { t: 'files', entries: list.map((e: unknown, i) => entryFromWire(f, i, e)) }
+    },
   },
   filesEnd: {
     toWire: () => ({ t: 'filesEnd' }),
@@ -266,7 +282,11 @@ function chunksToWire(m: MessageOf<'chunks'>): WireMessage {
     fingerprintToBytes(c.fp, fps, FINGERPRINT_BYTES * i)
     next += c.length
   }
-  return { t: 'chunks', id: m.id, base, lengths, fps, ...(m.more === true ? { more: true } : {}) }
+  return {
+    t: 'chunks', id: m.id, base, lengths, fps,
+    ...(m.more === true ? { more: true } : {}),
+    ...(m.digest === undefined ? {} : { digest: Buffer.from(m.digest, 'hex') }),
+  }
 }
 
 function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
@@ -288,7 +308,8 @@ function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
   if (!Number.isSafeInteger(offset)) throw f.bad('lengths', 'add up past the largest safe offset')
   const more = f.raw('more')
   if (more !== undefined && more !== null && typeof more !== 'boolean') throw f.bad('more', `must be a boolean, got ${typeName(more)}`)
-  return { t: 'chunks', id, chunks, ...(more === true ? { more: true } : {}) }
+  const digest = f.has('digest') ? (parseFileDigest(Buffer.from(f.bytes('digest', { exact: 32 })).toString('hex')) as FileDigest) : undefined
+  return { t: 'chunks', id, chunks, ...(more === true ? { more: true } : {}), ...(digest !== undefined && { digest }) }
 }
 
 function summaryFromWire(f: WireFields): Record<string, number> {

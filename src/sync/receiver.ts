@@ -9,7 +9,7 @@ import { FileDigester } from '../hash/index.js'
 import type { Channel, FileEntry, Message, SessionOptions } from '../net/index.js'
 import { metricByName, profile } from '../similarity/index.js'
 import { scanTree, type FileRecord, type Store } from '../store/index.js'
-import type { Chunk } from '../types.js'
+import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
 import { checkOverwrite, conflictCopyPath } from './conflict.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
@@ -57,8 +57,10 @@ interface Transfer {
   readonly entry: FileEntry
   /** the receiver's current file at that path, if it is a regular file */
   readonly current: (TreeEntry & { record?: FileRecord }) | undefined
-  readonly conflict: boolean
+  conflict: boolean
   chunks?: readonly Chunk[]
+  /** the file's digest, from the list (--checksum) or with its chunks */
+  digest?: FileDigest
   /** pieces of a chunk list still arriving */
   partial?: readonly Chunk[]
   queue?: ByteQueue
@@ -146,7 +148,8 @@ class Receiver {
         if (msg.more === true) return
         const chunks = t.partial
         t.partial = undefined
-        return this.#chunks(msg.id, chunks)
+        if (msg.digest === undefined) throw new DsyncError('BAD_MESSAGE', `chunk list of file id ${msg.id} without its digest`)
+        return this.#chunks(msg.id, chunks, msg.digest)
       }
       case 'data': {
         const t = this.#streaming(msg.id)
@@ -257,10 +260,30 @@ class Receiver {
     await this.#abs(e.path)
     const cur = this.#local.get(e.path)
     if (cur !== undefined && cur.kind !== 'file') this.#typeClash(e, cur)
-    const digest = e.digest!
-    let conflict = false
+    const t: Transfer = { id: this.#nextId++, entry: e, current: cur, conflict: false, retried: false }
+    if (e.digest === undefined) {
+      // rsync's quick check: same size and mtime is the same file. The list carries no digests
+      // (32 bytes a file: most of a no-op's bytes); a changed file's comes with its chunks.
+      if (cur?.record !== undefined && cur.size === e.size && sameMtime(cur.mtimeMs, e.mtimeMs)) {
+        return this.#sameContent(e, cur, cur.record.digest)
+      }
+    } else if (await this.#resolveLocally(t, e.digest)) return
+    this.#transfers.set(t.id, t)
+    this.#out.post({ t: 'want', id: t.id, path: e.path })
+  }
+
+  /**
+   * What the digest alone settles: same content (unchanged), a file only the receiver changed
+   * (kept), identical content elsewhere in the tree (local copy). Marks a conflict for the
+   * transfer. True when nothing needs to come over the wire.
+   */
+  async #resolveLocally(t: Transfer, digest: FileDigest): Promise<boolean> {
+    const { entry: e, current: cur } = t
     if (cur?.record !== undefined) {
-      if (cur.record.digest === digest) return this.#sameContent(e, cur)
+      if (cur.record.digest === digest) {
+        await this.#sameContent(e, cur, digest, t.id)
+        return true
+      }
       const verdict = checkOverwrite({
         current: cur.record.digest,
         currentMtimeMs: cur.mtimeMs,
@@ -270,42 +293,43 @@ class Receiver {
         force: this.d.options.force,
       })
       if (verdict === 'kept') {
-        return this.#event({
-          path: e.path,
-          action: 'kept',
-          code: 'CHANGED_ON_RECEIVER',
-          message: `${e.path}: changed on the receiver since the last sync and not on the sender; kept the receiver's copy (pull to get it, or use --force)`,
-        })
+        this.#event(
+          {
+            path: e.path,
+            action: 'kept',
+            code: 'CHANGED_ON_RECEIVER',
+            message: `${e.path}: changed on the receiver since the last sync and not on the sender; kept the receiver's copy (pull to get it, or use --force)`,
+          },
+          t.id,
+        )
+        return true
       }
-      conflict = verdict === 'conflict'
+      t.conflict = verdict === 'conflict'
     }
     const copyOf = this.d.store.findByDigest(digest).find((p) => p !== e.path && this.#local.get(p)?.kind === 'file')
-    if (copyOf !== undefined && (await this.#copyLocal(e, copyOf, cur, conflict))) return
-    const t: Transfer = { id: this.#nextId++, entry: e, current: cur, conflict, retried: false }
-    this.#transfers.set(t.id, t)
-    this.#out.post({ t: 'want', id: t.id, path: e.path })
+    return copyOf !== undefined && (await this.#copyLocal(e, digest, copyOf, cur, t.conflict, t.id))
   }
 
   /** Same content: at most the mode and mtime need setting. */
-  async #sameContent(e: FileEntry, cur: TreeEntry & { record?: FileRecord }): Promise<void> {
-    if (this.d.store.getBase(e.path) !== e.digest && !this.d.options.dryRun) await this.d.store.setBase(e.path, e.digest!)
+  async #sameContent(e: FileEntry, cur: TreeEntry & { record?: FileRecord }, digest: FileDigest, id = 0): Promise<void> {
+    if (this.d.store.getBase(e.path) !== digest && !this.d.options.dryRun) await this.d.store.setBase(e.path, digest)
     const sameTime = sameMtime(cur.mtimeMs, e.mtimeMs)
-    if (cur.mode === e.mode && sameTime) return this.#event({ path: e.path, action: 'unchanged', size: e.size })
+    if (cur.mode === e.mode && sameTime) return this.#event({ path: e.path, action: 'unchanged', size: e.size }, id)
     if (!this.d.options.dryRun) {
       const abs = await this.#abs(e.path)
       if (cur.mode !== e.mode) await chmod(abs, e.mode)
       if (!sameTime) await utimes(abs, e.mtimeMs / 1000, e.mtimeMs / 1000)
-      await this.#record(e.path, abs, cur.record!.digest, cur.record!.chunks)
+      await this.#record(e.path, abs, digest, cur.record!.chunks)
     }
-    this.#event({ path: e.path, action: 'meta', size: e.size })
+    this.#event({ path: e.path, action: 'meta', size: e.size }, id)
   }
 
   /** Identical content exists at `from` on this side: copy it, verified, no data on the wire.
    *  False when the source turned out not to match (changed since the scan): fetch instead. */
-  async #copyLocal(e: FileEntry, from: string, cur: TreeEntry | undefined, conflict: boolean): Promise<boolean> {
+  async #copyLocal(e: FileEntry, digest: FileDigest, from: string, cur: TreeEntry | undefined, conflict: boolean, id: number): Promise<boolean> {
     const event: FileEvent = { path: e.path, action: 'copy', seed: from, size: e.size, similarity: 1 }
     if (this.d.options.dryRun) {
-      this.#event(event)
+      this.#event(event, id)
       return true
     }
     const abs = await this.#abs(e.path)
@@ -321,7 +345,7 @@ class Receiver {
             d.update(buf)
             await sink.write(buf)
           }
-          if (d.digest() !== e.digest) throw new DsyncError('DIGEST_MISMATCH', `${from}: changed while being copied`)
+          if (d.digest() !== digest) throw new DsyncError('DIGEST_MISMATCH', `${from}: changed while being copied`)
         },
         { mode: e.mode, mtimeMs: e.mtimeMs, signal: this.d.signal, syncDir: false },
       )
@@ -330,15 +354,35 @@ class Receiver {
       if (isDsyncError(err, 'DIGEST_MISMATCH') || isDsyncError(err, 'NOT_FOUND')) return false
       throw err
     }
-    await this.#record(e.path, abs, e.digest!, this.d.store.get(from)?.chunks)
-    this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) })
+    await this.#record(e.path, abs, digest, this.d.store.get(from)?.chunks)
+    this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, id)
     return true
   }
 
-  /** The sender's chunk list for a file we asked for: pick the seed, decide, send the plan. */
-  async #chunks(id: number, chunks: readonly Chunk[]): Promise<void> {
+  /** The sender's chunk list for a file we asked for: settle it locally if its digest allows,
+   *  else pick the seed, decide, and fetch it (in a task: a local copy or a seed's signature
+   *  must not stall the message pump). */
+  async #chunks(id: number, chunks: readonly Chunk[], digest: FileDigest): Promise<void> {
     const t = this.#transfer(id)
     t.chunks = chunks
+    t.digest = digest
+    this.#tasks.spawn(
+      () =>
+        this.#fetchSlots.with(async () => {
+          try {
+            if (await this.#resolveLocally(t, digest)) return void this.#transfers.delete(id)
+          } catch (err) {
+            this.#transfers.delete(id)
+            return this.#fail(t.entry.path, err, id)
+          }
+          return this.#decideAndFetch(t, chunks)
+        }),
+      () => this.#maybeFinish(),
+    )
+  }
+
+  async #decideAndFetch(t: Transfer, chunks: readonly Chunk[]): Promise<void> {
+    const id = t.id
     const target = profile(chunks)
     const cands: SeedCandidate[] = []
     const add = (path: string): void => {
@@ -358,13 +402,9 @@ class Receiver {
     if (this.d.options.dryRun) {
       this.#transfers.delete(id)
       this.#event(event, id)
-      this.#maybeFinish()
       return
     }
-    this.#tasks.spawn(
-      () => this.#fetchSlots.with(() => this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event)),
-      () => this.#maybeFinish(),
-    )
+    return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event)
   }
 
   /** Sends the plan for one file and rebuilds it from the data that comes back. */
@@ -372,7 +412,10 @@ class Receiver {
     const path = t.entry.path
     try {
       const seedAbs = seed === null ? null : await this.#abs(seed)
-      const signature = seedAbs === null ? null : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal: this.d.signal }), { params: this.d.params, signal: this.d.signal }))
+      // The block size follows the seed's size (~√size, as rsync): pass it, or 2 KiB blocks.
+      const size = seed === null ? 0 : (this.#local.get(seed)?.record?.size ?? 0)
+      const signature =
+        seedAbs === null ? null : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal: this.d.signal }), { size, signal: this.d.signal }))
       t.queue = new ByteQueue()
       this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
       const abs = await this.#abs(path)
@@ -382,7 +425,7 @@ class Receiver {
       this.#dirty.add(dirname(abs))
       // The chunk list describes the sender's file as listed; if it changed while being sent,
       // the rebuilt file has another digest and its chunks must be computed here.
-      await this.#record(path, abs, res.digest, res.digest === t.entry.digest ? t.chunks : undefined)
+      await this.#record(path, abs, res.digest, res.digest === t.digest ? t.chunks : undefined)
       this.#transfers.delete(t.id)
       this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
     } catch (err) {

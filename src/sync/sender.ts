@@ -58,7 +58,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       size: e.kind === 'file' ? e.record!.size : 0,
       mtimeMs: e.kind === 'file' ? e.record!.mtimeMs : e.mtimeMs,
       mode: e.mode,
-      ...(e.kind === 'file' && { digest: e.record!.digest }),
+      // Digests only with --checksum: the receiver's quick check uses size and mtime, and asks
+      // for the digest (with the chunks) of a file that differs.
+      ...(e.kind === 'file' && d.options.checksum && { digest: e.record!.digest }),
       ...(e.kind === 'symlink' && { target: e.target ?? '' }),
     })
   }
@@ -121,7 +123,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         const n = rec.chunks.length
         for (let i = 0; i === 0 || i < n; i += LIMITS.maxChunksPerMessage) {
           const end = i + LIMITS.maxChunksPerMessage
-          out.post({ t: 'chunks', id: msg.id, chunks: rec.chunks.slice(i, end), ...(end < n && { more: true }) })
+          out.post({ t: 'chunks', id: msg.id, chunks: rec.chunks.slice(i, end), ...(end < n ? { more: true } : { digest: rec.digest }) })
         }
       } else if (msg.t === 'plan') {
         plans.push(msg)

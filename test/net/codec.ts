@@ -161,9 +161,17 @@ t.test('malformed fields and frames are refused with a message naming the field'
   const fps = new Uint8Array(32)
   t.throws(() => decode(bad({ t: 'chunks', id: 1, base: 0, lengths: new Uint8Array(4), fps })), { message: /fps must be 16 bytes/ })
   t.throws(() => decode(bad({ t: 'chunks', id: 1, base: 0, lengths: new Uint8Array(8), fps })), { message: /lengths\[0\]/ }, 'a zero-length chunk')
-  t.throws(() => decode(bad({ t: 'files', entries: [['a', 0, 1, 1, 0o644, new Uint8Array(31)]] })), { message: /digest must be 32 bytes/ })
-  t.throws(() => decode(bad({ t: 'files', entries: [['a', 2, 1, 1, 0o644, null]] })), { message: /target/ })
-  t.throws(() => decode(bad({ t: 'files', entries: [['a', 7, 1, 1, 0o644, null]] })), { message: /kind/ })
+  // A file list travels packed (and compressed: codec 0 = stored here) inside the message.
+  const files = (entries: unknown[]) => {
+    const z = raw.pack(entries)
+    return bad({ t: 'files', codec: 0, raw: z.length, z })
+  }
+  t.throws(() => decode(files([['a', 0, 1, 1, 0o644, new Uint8Array(31)]])), { message: /digest must be 32 bytes/ })
+  t.throws(() => decode(files([['a', 2, 1, 1, 0o644, null]])), { message: /target/ })
+  t.throws(() => decode(files([['a', 7, 1, 1, 0o644, null]])), { message: /kind/ })
+  t.throws(() => decode(bad({ t: 'files', codec: 0, raw: 5, z: raw.pack([]) })), { code: 'BAD_MESSAGE' }, 'declared size must match')
+  t.throws(() => decode(bad({ t: 'files', codec: 1, raw: 100, z: new Uint8Array([1, 2, 3]) })), { code: 'BAD_MESSAGE' }, 'corrupt zstd')
+  t.throws(() => decode(bad({ t: 'files', codec: 0, raw: 1e9, z: new Uint8Array(1) })), { code: 'BAD_MESSAGE', message: /raw/ }, 'size over the limit')
 })
 
 t.test('limits: oversized fields are refused on decode and never encoded', async (t) => {

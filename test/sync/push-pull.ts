@@ -114,3 +114,20 @@ t.test('a log append and an edit in place are small deltas', async (t) => {
   t.ok(r.summary.wireBytesSent < 20_000, `sent ${r.summary.wireBytesSent}`)
   t.same(await describeTree(work), await describeTree(home))
 })
+
+t.test('the quick check trusts size and mtime; --checksum compares contents', async (t) => {
+  const past = new Date(Date.now() - 60_000)
+  const home = await tempTree(t, { 'same-size.txt': 'version one' })
+  await utimes(join(home, 'same-size.txt'), past, past)
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  await writeFile(join(home, 'same-size.txt'), 'version two') // same length, and the old time back:
+  await utimes(join(home, 'same-size.txt'), past, past)
+  const quick = await push(home, server.url, clientOpts({ checksum: false }))
+  t.equal(quick.summary.transferred, 0, 'same size and mtime: taken as unchanged, like rsync')
+  t.equal(await readFile(join(work, 'same-size.txt'), 'utf8'), 'version one')
+  const full = await push(home, server.url, clientOpts({ checksum: true }))
+  t.equal(full.summary.transferred, 1, '--checksum finds the change')
+  t.equal(await readFile(join(work, 'same-size.txt'), 'utf8'), 'version two')
+})

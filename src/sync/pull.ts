@@ -12,7 +12,7 @@ export async function pull(url: string, localDir: string, o: ClientOptions): Pro
   const options = sessionOptions(o)
   return withStore(root, async (store) => {
     const { channel } = await connect(url, { token: o.token, role: 'pull', options, ...(o.ca && { ca: o.ca }), signal: o.signal })
-    const report = new SyncReport(o.onEvent)
+    const report = new SyncReport(o.onEvent, o.onProgress)
     const started = Date.now()
     try {
       await runReceiver(channel, { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, now: () => new Date() })

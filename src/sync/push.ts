@@ -11,7 +11,9 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly ca?: Uint8Array
   readonly signal: AbortSignal
   readonly onEvent?: (e: FileEvent) => void
-  readonly onList?: (files: number, bytes: number) => void
+  /** bytes of files settled so far, bytes of all files listed so far */
+  readonly onProgress?: (settledBytes: number, totalBytes: number) => void
+  /** (push) each piece of file data sent, in bytes */
   readonly onBytes?: (bytes: number) => void
 }
 
@@ -22,7 +24,7 @@ export async function push(localDir: string, url: string, o: ClientOptions): Pro
   const options = sessionOptions(o)
   return withStore(root, async (store) => {
     const { channel } = await connect(url, { token: o.token, role: 'push', options, ...(o.ca && { ca: o.ca }), signal: o.signal })
-    const report = new SyncReport(o.onEvent)
+    const report = new SyncReport(o.onEvent, o.onProgress)
     const started = Date.now()
     try {
       await runSender(channel, {
@@ -32,7 +34,6 @@ export async function push(localDir: string, url: string, o: ClientOptions): Pro
         options,
         report,
         signal: o.signal,
-        ...(o.onList && { onList: o.onList }),
         ...(o.onBytes && { onBytes: o.onBytes }),
       })
       channel.close()

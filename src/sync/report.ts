@@ -60,15 +60,25 @@ const TRANSFER: ReadonlySet<Action> = new Set(['new', 'delta', 'whole'])
 export class SyncReport {
   readonly events: FileEvent[] = []
   #totalBytes = 0
+  #settledBytes = 0
   #files = 0
   #filesRead = 0
 
-  constructor(private readonly onEvent: (e: FileEvent) => void = () => {}) {}
+  /**
+   * @param onEvent called with each file event as it happens (itemized output)
+   * @param onProgress called with bytes of files settled so far and bytes of all files listed
+   *   so far, whenever either grows (progress bars)
+   */
+  constructor(
+    private readonly onEvent: (e: FileEvent) => void = () => {},
+    private readonly onProgress: (settledBytes: number, totalBytes: number) => void = () => {},
+  ) {}
 
   /** Counts a regular file of the sender's list (for totals). */
   countFile(size: number): void {
     this.#files++
     this.#totalBytes += size
+    this.onProgress(this.#settledBytes, this.#totalBytes)
   }
 
   /** Notes how many files the local scan had to read. */
@@ -79,6 +89,10 @@ export class SyncReport {
   add(e: FileEvent): void {
     this.events.push(e)
     this.onEvent(e)
+    if (e.size !== undefined) {
+      this.#settledBytes += e.size
+      this.onProgress(this.#settledBytes, this.#totalBytes)
+    }
   }
 
   summary(wire: { bytesSent: number; bytesReceived: number }, durationMs: number): SyncSummary {

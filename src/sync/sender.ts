@@ -19,9 +19,7 @@ export interface SenderDeps {
   /** files streamed at once (default 8): small files are mostly latency (open, fsync on the
    *  receiver), which overlaps well; large ones share the socket either way */
   readonly concurrency?: number
-  /** called once the file list is known, with the number of bytes it covers (progress bars) */
-  readonly onList?: (files: number, bytes: number) => void
-  /** called as data for a file goes out (progress bars) */
+  /** called with the size of each piece of file data sent */
   readonly onBytes?: (bytes: number) => void
 }
 
@@ -44,13 +42,11 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   d.report.countScan(scan.filesRead)
   const records = new Map<string, FileRecord>()
   const entries: FileEntry[] = []
-  let bytes = 0
   for (const e of scan.entries) {
     if (e.kind === 'file') {
       if (e.record === undefined) continue // vanished or unreadable during the scan
       records.set(e.path, e.record)
       d.report.countFile(e.record.size)
-      bytes += e.record.size
     }
     entries.push({
       path: e.path,
@@ -64,7 +60,6 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       ...(e.kind === 'symlink' && { target: e.target ?? '' }),
     })
   }
-  d.onList?.(records.size, bytes)
 
   const out = new SendChain(channel)
   for (let i = 0; i < entries.length; i += LIST_BATCH) out.post({ t: 'files', entries: entries.slice(i, i + LIST_BATCH) })

@@ -7,17 +7,22 @@ import type { CliContext } from '../context.js'
 import { formatEvent, formatOutcome, formatSummary } from '../output.js'
 import { addSyncOptions, readOptionalFile, readToken, type SyncCliOptions } from './sync-options.js'
 
-/** A progress bar over bytes sent, on a terminal only (nothing when piped or with --json). */
-function progressBar(ctx: CliContext, o: SyncCliOptions): Pick<ClientOptions, 'onList' | 'onBytes'> & { stop(): void } {
+/** A progress bar over the bytes of files settled, on a terminal only (none when piped or
+ *  with --json). Unchanged files settle at once; a transferred one when it is written. */
+function progressBar(ctx: CliContext, o: SyncCliOptions): Pick<ClientOptions, 'onProgress'> & { stop(): void } {
   if (!o.progress || o.json || ctx.stderr.isTTY !== true) return { stop: () => undefined }
   const bar = new cliProgress.SingleBar(
-    { stream: ctx.stderr as NodeJS.WritableStream, format: 'sending [{bar}] {percentage}% | {value}/{total} bytes | {eta_formatted}' },
+    { stream: ctx.stderr as NodeJS.WritableStream, format: '[{bar}] {percentage}% | {value}/{total} bytes of files | {eta_formatted}' },
     cliProgress.Presets.shades_classic,
   )
-  let sent = 0
+  let started = false
   return {
-    onList: (_files, bytes) => bar.start(bytes, 0),
-    onBytes: (n) => bar.update((sent += n)),
+    onProgress: (settled, total) => {
+      if (!started) bar.start(total, settled)
+      started = true
+      bar.setTotal(total)
+      bar.update(settled)
+    },
     stop: () => bar.stop(),
   }
 }

@@ -1,6 +1,5 @@
 /** Sync: the sender and receiver roles, and the push / pull / serve flows that place them. */
-export { push, type ClientOptions } from './push.js'
-export { pull } from './pull.js'
+export { push, pull, type ClientOptions } from './client-session.js'
 export { serve, type ServeOptions, type SyncServer } from './serve.js'
 export { runSender, type SenderDeps } from './sender.js'
 export { runReceiver, type ReceiverDeps } from './receiver.js'

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
-import { CLOSE, connect, type SessionOptions } from '../net/index.js'
+import { CLOSE, connect, type Role, type SessionOptions } from '../net/index.js'
+import { runReceiver } from './receiver.js'
 import { SyncReport, type FileEvent } from './report.js'
 import { runSender } from './sender.js'
 import { ensureDirectory, sessionOptions, SYNC_CHUNK_PARAMS, withStore, type SyncResult } from './session.js'
@@ -17,25 +18,22 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly onBytes?: (bytes: number) => void
 }
 
-/** `dsync push LOCAL_DIR URL`: this side sends, the server receives. */
-export async function push(localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
+/**
+ * One client session: opens the local tree's store, connects, and runs the local role — the
+ * sender for a push, the receiver for a pull (which creates the local directory if needed).
+ */
+async function runClient(role: Role, localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
   const root = resolve(localDir)
-  await ensureDirectory(root, false)
+  await ensureDirectory(root, role === 'pull' && !o.dryRun)
   const options = sessionOptions(o)
   return withStore(root, async (store) => {
-    const { channel } = await connect(url, { token: o.token, role: 'push', options, ...(o.ca && { ca: o.ca }), signal: o.signal })
+    const { channel } = await connect(url, { token: o.token, role, options, ...(o.ca && { ca: o.ca }), signal: o.signal })
     const report = new SyncReport(o.onEvent, o.onProgress)
+    const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal }
     const started = Date.now()
     try {
-      await runSender(channel, {
-        root,
-        store,
-        params: SYNC_CHUNK_PARAMS,
-        options,
-        report,
-        signal: o.signal,
-        ...(o.onBytes && { onBytes: o.onBytes }),
-      })
+      if (role === 'push') await runSender(channel, { ...deps, ...(o.onBytes && { onBytes: o.onBytes }) })
+      else await runReceiver(channel, { ...deps, now: () => new Date() })
       channel.close()
     } catch (err) {
       // Not a normal close: the server must not take a half-done session for a finished one.
@@ -44,4 +42,14 @@ export async function push(localDir: string, url: string, o: ClientOptions): Pro
     }
     return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
   })
+}
+
+/** `dsync push LOCAL_DIR URL`: this side sends, the server receives. */
+export function push(localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
+  return runClient('push', localDir, url, o)
+}
+
+/** `dsync pull URL LOCAL_DIR`: the server sends, this side receives (creating LOCAL_DIR if needed). */
+export function pull(url: string, localDir: string, o: ClientOptions): Promise<SyncResult> {
+  return runClient('pull', localDir, url, o)
 }

@@ -1,5 +1,4 @@
-import type { Fingerprint } from './hash/fingerprint.js'
-import type { FileDigest } from './hash/file-digest.js'
+import type { Fingerprint, FileDigest } from './hash/index.js'
 
 export type { Fingerprint, FileDigest }
 

@@ -1,6 +1,6 @@
 import { hmac } from '@noble/hashes/hmac.js'
 import { sha256 } from '@noble/hashes/sha2.js'
-import { timingSafeEqual } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 
 /**
  * HMAC-SHA256 from @noble/hashes: inputs here are tiny (a challenge and a token), where
@@ -18,4 +18,9 @@ export function sha256Small(data: Uint8Array): Uint8Array {
 /** Compares two MACs in constant time; false (not a throw) when the lengths differ. */
 export function macEquals(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** A fresh random token (base64url), for a shared secret such as the demo's server token. */
+export function randomToken(bytes = 24): string {
+  return randomBytes(bytes).toString('base64url')
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,7 +9,7 @@ import type { CliContext } from '../context.js'
 import { editSampleTree, makeSampleTree } from '../demo/sample-tree.js'
 import { formatBytes } from '../options.js'
 import { formatEvent, formatOutcome, formatSummary } from '../output.js'
-import { digestStream } from '../../hash/index.js'
+import { digestStream, randomToken } from '../../hash/index.js'
 
 /** path → kind:content digest (or link target) for every entry: two trees are equal when these are. */
 async function treeFingerprint(root: string): Promise<Map<string, string>> {
@@ -36,7 +35,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
       const dir = await mkdtemp(join(tmpdir(), 'dsync-demo-'))
       const home = join(dir, 'home')
       const work = join(dir, 'work')
-      const token = randomBytes(24).toString('base64url')
+      const token = randomToken()
       await mkdir(work)
       const server = await serve({ root: work, host: '127.0.0.1', port: 0, token, log: () => undefined, signal: ctx.signal })
       try {

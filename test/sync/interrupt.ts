@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { push } from '../../src/sync/index.js'
+import { pull, push } from '../../src/sync/index.js'
 import { digestBytes } from '../../src/hash/index.js'
 import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
@@ -49,4 +49,31 @@ t.test('an interrupted push leaves old-or-new files only, and a re-run completes
     await push(home, server.url, clientOpts())
     t.same(await describeTree(work), await describeTree(home), 're-run completes the job')
   }
+})
+
+// The same from the receiving side: a pull whose client (the receiver) is stopped mid-transfer.
+t.test('an interrupted pull leaves old-or-new files only in the local tree, and a re-run completes it', async (t) => {
+  const served = await tempTree(t)
+  const server = await startServer(t, served)
+  const old: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 4; i++) old[`f${i}.bin`] = randomBytes(400 + i, 500_000)
+  for (const [p, c] of Object.entries(old)) await writeFile(join(served, p), c)
+  const local = await tempTree(t)
+  await pull(server.url, local, clientOpts())
+  const next: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 4; i++) next[`f${i}.bin`] = randomBytes(500 + i, 600_000)
+  for (const [p, c] of Object.entries(next)) await writeFile(join(served, p), c)
+  for (const stopAfter of [0, 1, 2]) {
+    const ac = new AbortController()
+    let settled = 0
+    const run = pull(server.url, local, clientOpts({ signal: ac.signal, onEvent: () => ++settled > stopAfter && ac.abort() }))
+    await run.catch(() => undefined) // stopped, or finished first when the files were already new
+    for (const p of Object.keys(old)) {
+      const d = digestBytes(await readFile(join(local, p)))
+      t.ok(d === digestBytes(old[p]!) || d === digestBytes(next[p]!), `${p} is old or new after stopping at event ${stopAfter}`)
+    }
+    t.same((await allFiles(local)).sort(), Object.keys(old).sort(), 'no temp files left behind')
+  }
+  await pull(server.url, local, clientOpts())
+  t.same(await describeTree(local), await describeTree(served), 're-run completes the job')
 })

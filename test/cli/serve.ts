@@ -1,0 +1,71 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { main } from '../../src/cli/main.js'
+import { runCli } from '../support/cli.js'
+import { describeTree, TOKEN } from '../support/sync.js'
+import { tempTree } from '../support/temp.js'
+
+/** Runs `dsync serve …` in-process until the test ends; resolves with the URL it logs. */
+async function serveCli(t: Parameters<typeof tempTree>[0], argv: string[], env: Record<string, string> = {}) {
+  const ac = new AbortController()
+  let log = ''
+  let announce: (url: string) => void = () => undefined
+  const url = new Promise<string>((r) => (announce = r))
+  const done = main(['serve', '--port', '0', ...argv], {
+    stdout: { write: () => true },
+    stderr: {
+      write: (s: string) => {
+        log += s
+        const m = /at (wss?:\/\/\S+);/.exec(s)
+        if (m) announce(m[1]!)
+        return true
+      },
+    },
+    env,
+    cwd: process.cwd(),
+    signal: ac.signal,
+  })
+  t.teardown(async () => {
+    ac.abort()
+    await done
+  })
+  return { url: await Promise.race([url, done.then((code) => Promise.reject(new Error(`serve exited ${code}: ${log}`)))]), log: () => log }
+}
+
+t.test('serve --tls-cert/--tls-key serves wss://, and push --ca trusts it', async (t) => {
+  const dir = await tempTree(t)
+  const key = join(dir, 'key.pem')
+  const cert = join(dir, 'cert.pem')
+  await promisify(execFile)('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
+    '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ])
+  const tokenFile = join(dir, 'token')
+  await writeFile(tokenFile, `${TOKEN}\n`)
+  const work = await tempTree(t)
+  const home = await tempTree(t, { 'secret.txt': 'over TLS only\n' })
+  const server = await serveCli(t, ['--root', work, '--token-file', tokenFile, '--tls-cert', cert, '--tls-key', key])
+  t.match(server.url, /^wss:\/\//)
+  const untrusted = await runCli(['push', home, server.url, '--token-file', tokenFile])
+  t.equal(untrusted.code, 6, 'a certificate nobody vouched for is refused')
+  const r = await runCli(['push', home, server.url, '--token-file', tokenFile, '--ca', cert])
+  t.equal(r.code, 0, r.stderr)
+  t.same(await describeTree(work), await describeTree(home))
+  t.match(server.log(), /push \/: 1 files, 1 transferred/, 'one log line per session')
+})
+
+t.test('serve refuses a non-loopback host without a token, and half a TLS pair', async (t) => {
+  const root = await tempTree(t)
+  const open = await runCli(['serve', '--root', root, '--host', '0.0.0.0', '--port', '0'])
+  t.equal(open.code, 2)
+  t.match(open.stderr, /token/)
+  const half = await runCli(['serve', '--root', root, '--tls-cert', 'x.pem', '--port', '0'], { env: { DSYNC_TOKEN: TOKEN } })
+  t.equal(half.code, 2)
+  t.match(half.stderr, /--tls-cert and --tls-key go together/)
+  const missing = await runCli(['serve', '--root', join(root, 'nope'), '--port', '0'])
+  t.equal(missing.code, 3)
+  t.match(missing.stderr, /nope/)
+})

@@ -5,6 +5,7 @@
  * at `out`, so the caller can check it.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { copyFile, mkdir, open, readFile, stat, writeFile } from 'node:fs/promises'
 import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
@@ -12,10 +13,11 @@ import { join } from 'node:path'
 /** The peer tools and the Debian packages that hold them. */
 export const PEER_TOOLS = Object.freeze(['rdiff', 'rsync', 'xdelta3', 'zstd'])
 
-/** zstd level and window for --patch-from. 19 is the strongest non-ultra level (the fairest
- *  "best delta" reference); --long=27 (128 MiB window) covers the 50 MB seed, which the default
- *  8 MiB window of level 19 would not see whole. */
-export const ZSTD_ARGS = Object.freeze(['-19', '--long=27'])
+/** zstd level and window for --patch-from. Level 9: here -19 took 24–45 s per 20 MiB target
+ *  (too slow for a 10-minute run) for 9–22% smaller deltas on text (20 MiB log + 1 MiB: -3
+ *  236 KiB, -9 195 KiB, -19 178 KiB); on binary edits all levels are within 12%. --long=27
+ *  (128 MiB window) lets the 50 MB seed be seen whole. */
+export const ZSTD_ARGS = Object.freeze(['-9', '--long=27'])
 
 function has(tool: string): boolean {
   try {
@@ -42,6 +44,34 @@ export function ensurePeers(): Set<string> {
     }
   }
   return new Set(PEER_TOOLS.filter(has))
+}
+
+/** Clock ticks per second of /proc/PID/stat times (USER_HZ; 100 on Linux x86 and arm). */
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100
+  } catch (err) {
+    if (err instanceof Error) return 100
+    throw err
+  }
+})()
+
+/**
+ * CPU time, ms, of process `pid` and of its children it has waited for (utime + stime + cutime +
+ * cstime of /proc/PID/stat): for this process, node itself and every tool run to completion.
+ * On a loaded shared machine this is steadier than wall time. NaN where /proc is missing.
+ */
+export function cpuMs(pid: number | 'self' = 'self'): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name, which is in parentheses and may hold spaces; the first
+    // is field 3 (state), so utime, stime, cutime, cstime (fields 14–17) are at 11–14.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / CLK_TCK
+  } catch (err) {
+    if (err instanceof Error) return Number.NaN
+    throw err
+  }
 }
 
 /** What one run of a tool sends: the seed side's signature and the target side's delta. */
@@ -157,6 +187,12 @@ export class RsyncDaemon {
       stdio: 'ignore',
     })
     const daemon = new RsyncDaemon(child, port, moduleDir)
+    // If this process ends without stop() (an uncaught error), the daemon must not outlive it.
+    const reap = (): void => {
+      child.kill('SIGTERM')
+    }
+    process.once('exit', reap)
+    child.once('exit', () => process.off('exit', reap))
     try {
       await waitForPort(port, 5000)
     } catch (err) {
@@ -186,6 +222,12 @@ export class RsyncDaemon {
       return Number(m[1]!.replace(/[,.]/g, ''))
     }
     return { sigBytes: num('Total bytes received'), deltaBytes: num('Total bytes sent') }
+  }
+
+  /** CPU time of the daemon and the per-connection children it has reaped (the receiver's half
+   *  of a transfer), ms. */
+  cpuMs(): number {
+    return this.#child.pid === undefined ? Number.NaN : cpuMs(this.#child.pid)
   }
 
   /** The file the last push rebuilt. */

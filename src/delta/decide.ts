@@ -39,3 +39,19 @@ export function decide(target: Profile, candidates: readonly SeedCandidate[], me
     ? { method: 'delta', seed: best.path, similarity }
     : { method: 'whole', seed: best.path, similarity }
 }
+
+/**
+ * How many separate regions of the target the seed cannot supply: maximal runs of target
+ * chunks whose fingerprint the seed lacks. An edit inside a chunk is one region; appended or
+ * inserted data is one region however long. Sizes the delta's blocks (blockSizeForChange).
+ */
+export function changedRegions(target: Profile, seed: Profile): number {
+  let regions = 0
+  let inRun = false
+  for (const c of target.chunks) {
+    const missing = !seed.multiset.counts.has(c.fp)
+    if (missing && !inRun) regions++
+    inRun = missing
+  }
+  return regions
+}

@@ -11,6 +11,7 @@ export {
   DEFAULT_BLOCK,
   MATCH_MARGIN_BITS,
   blockSizeFor,
+  blockSizeForChange,
   keyBits,
   computeSignature,
 } from './signature.js'
@@ -18,4 +19,4 @@ export { SIGNATURE_VERSION, encodeSignature, decodeSignature } from './signature
 export { DELTA_VERSION, MAX_FRAME_RAW } from './delta-format.js'
 export { type DeltaStats, encodeDelta } from './encode-delta.js'
 export { type SeedReader, type ByteSink, applyDelta } from './apply-delta.js'
-export { type Method, type SeedCandidate, type Decision, decide } from './decide.js'
+export { type Method, type SeedCandidate, type Decision, decide, changedRegions } from './decide.js'

@@ -66,6 +66,24 @@ export function blockSizeFor(size: number): number {
   return Math.min(MAX_BLOCK, Math.max(MIN_BLOCK, b))
 }
 
+/** Signature bytes per block, near enough for sizing: 30–36 bits of keys (see keyBits). */
+const SIGNATURE_BYTES_PER_BLOCK = 4.5
+
+/**
+ * Block size when the receiver knows roughly how many separate regions of the target changed
+ * (runs of CDC chunks the seed does not have; sync learns them from the target's chunk list
+ * before it builds the signature). Each region costs about one block of literal beyond its own
+ * new bytes, and the signature costs 4.5 bytes a block, so the total
+ * size/b · 4.5 + regions · b is least at b = √(4.5 · size / regions). √size (rsync's rule)
+ * is right only for about 4.5 regions. Measured on 50 MB of random bytes with 100 scattered
+ * 64-byte overwrites (signature + delta): 7040-byte blocks (√size) 720 KiB; 1472-byte blocks
+ * (this rule, 100 regions) 300 KiB; 1024 B 323 KiB; 2048 B 314 KiB.
+ */
+export function blockSizeForChange(size: number, changedRegions: number): number {
+  const b = Math.round(Math.sqrt((SIGNATURE_BYTES_PER_BLOCK * size) / Math.max(1, changedRegions)) / 64) * 64
+  return Math.min(MAX_BLOCK, Math.max(MIN_BLOCK, b))
+}
+
 /**
  * How many weak and strong bits each block keeps, for `count` blocks in a seed of `size` bytes.
  *

@@ -2,7 +2,7 @@ import { chmod, copyFile, lstat, mkdir, rename, rm, rmdir, symlink, utimes } fro
 import { constants as fsConstants } from 'node:fs'
 import { dirname, join, posix } from 'node:path'
 import type { ChunkParams } from '../chunk/index.js'
-import { computeSignature, decide, encodeSignature, type SeedCandidate } from '../delta/index.js'
+import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, type SeedCandidate } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { chunkPath, fsError, openFileSource, patchFile, resolveInside, syncDirectory, TEMP_PREFIX, writeAtomically, type TreeEntry } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
@@ -404,18 +404,24 @@ class Receiver {
       this.#event(event, id)
       return
     }
-    return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event)
+    const seedProfile = cands.find((c) => c.path === decision.seed)?.profile
+    const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile) : 0
+    return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions)
   }
 
   /** Sends the plan for one file and rebuilds it from the data that comes back. */
-  async #fetch(t: Transfer, seed: string | null, event: FileEvent): Promise<void> {
+  async #fetch(t: Transfer, seed: string | null, event: FileEvent, regions = 0): Promise<void> {
     const path = t.entry.path
     try {
       const seedAbs = seed === null ? null : await this.#abs(seed)
-      // The block size follows the seed's size (~√size, as rsync): pass it, or 2 KiB blocks.
+      // Blocks sized for the change the chunk lists show: few regions changed, big blocks and a
+      // small signature; many scattered edits, small blocks and little literal.
       const size = seed === null ? 0 : (this.#local.get(seed)?.record?.size ?? 0)
+      const blockSize = blockSizeForChange(size, regions)
       const signature =
-        seedAbs === null ? null : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal: this.d.signal }), { size, signal: this.d.signal }))
+        seedAbs === null
+          ? null
+          : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal: this.d.signal }), { size, blockSize, signal: this.d.signal }))
       t.queue = new ByteQueue()
       this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
       const abs = await this.#abs(path)

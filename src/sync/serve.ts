@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { resolveInside } from '../fs/index.js'
-import { startServer, type Channel } from '../net/index.js'
+import { DEFAULT_IDLE_TIMEOUT_MS, startServer, withIdleTimeout, type Channel } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport } from './report.js'
 import { runSender } from './sender.js'
@@ -15,6 +15,8 @@ export interface ServeOptions {
   readonly tls?: { cert: Uint8Array; key: Uint8Array }
   readonly log: (line: string) => void
   readonly signal: AbortSignal
+  /** a session with no bytes moving either way this long is closed (default 5 min) */
+  readonly idleTimeoutMs?: number
 }
 
 /** A running `dsync serve`. */
@@ -50,7 +52,8 @@ export async function serve(o: ServeOptions): Promise<SyncServer> {
     token: o.token,
     ...(o.tls && { tls: o.tls }),
     log: o.log,
-    onSession: async (channel: Channel, s) => {
+    onSession: async (peerChannel: Channel, s) => {
+      const channel = withIdleTimeout(peerChannel, o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS)
       const base = s.subdir === '' ? root : await resolveInside(root, s.subdir)
       await ensureDirectory(base, s.role === 'push' && !s.options.dryRun)
       await exclusive(base, () =>

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { decide } from '../../src/delta/index.js'
+import { blockSizeFor, blockSizeForChange, changedRegions, decide, MAX_BLOCK, MIN_BLOCK } from '../../src/delta/index.js'
 import { metricByName, profile, type WeightedChunk } from '../../src/similarity/index.js'
 import type { Fingerprint } from '../../src/types.js'
 
@@ -41,4 +41,20 @@ t.test('ties keep the first candidate (the caller lists the same path first)', a
   const target = profile(seq('a', 5))
   const same = profile(seq('a', 5))
   t.equal(decide(target, [{ path: 'same', profile: same }, { path: 'other', profile: same }], dice, 0.5).seed, 'same')
+})
+
+t.test('changedRegions counts runs of target chunks the seed lacks', async (t) => {
+  const seed = profile(seq('s', 10))
+  const target = profile([c('s0'), c('x1'), c('x2'), c('s3'), c('s4'), c('y5'), c('s6'), ...seq('z', 4)])
+  t.equal(changedRegions(target, seed), 3, 'x1-x2, y5, and the appended z run')
+  t.equal(changedRegions(seed, seed), 0)
+})
+
+t.test('blockSizeForChange: many scattered regions get small blocks, one region big ones', async (t) => {
+  const size = 50_000_000
+  t.ok(blockSizeForChange(size, 100) < blockSizeFor(size) / 3, 'scattered edits: well below √size')
+  t.ok(blockSizeForChange(size, 1) > blockSizeFor(size), 'a single edit: above √size')
+  t.equal(blockSizeForChange(100, 1000), MIN_BLOCK)
+  t.equal(blockSizeForChange(1e15, 0), MAX_BLOCK)
+  t.equal(blockSizeForChange(size, 100) % 64, 0)
 })

@@ -39,7 +39,6 @@ export function withIdleTimeout(channel: Channel, ms: number = DEFAULT_IDLE_TIME
           channel.close(CLOSE.goingAway, 'idle')
           fail(new DsyncError('NETWORK', `no data moved either way for ${Math.round(ms / 1000)} s; the session was closed`))
         }, ms)
-        timer.unref()
       }
       watch()
       const it = channel.messages()[Symbol.asyncIterator]()

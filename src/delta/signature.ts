@@ -1,12 +1,12 @@
 import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
-import { fingerprint } from '../hash/index.js'
+import { blockHash } from './block-hash.js'
 import { rollingHash, weakKey } from './rolling-hash.js'
 
 /**
  * What the receiver tells the sender about its seed: the seed cut into fixed-size blocks, and
  * for each block a short weak key (rolling: found at any byte offset of the target) and a short
- * strong key (bits of the block's SHA-256). Blocks `0..count-1` cover the seed in order; all
+ * strong key (bits of the block's MurmurHash3, block-hash.ts). Blocks `0..count-1` cover the seed in order; all
  * are `blockSize` long but the last, which holds the rest.
  *
  * Why fixed blocks and not the CDC chunk list: with a rolling search a fixed block is found at
@@ -22,11 +22,11 @@ export interface Signature {
   readonly blockSize: number
   /** Bits kept of each block's rolling hash, 1..32. */
   readonly weakBits: number
-  /** Bits kept of each block's SHA-256, 1..32. */
+  /** Bits kept of each block's strong hash (blockHash), 1..32. */
   readonly strongBits: number
   /** Per block: the top `weakBits` of fmix32(rolling hash), right-aligned. */
   readonly weak: Uint32Array
-  /** Per block: the first `strongBits` of SHA-256(block), right-aligned. */
+  /** Per block: the top `strongBits` of blockHash(block), right-aligned. */
   readonly strong: Uint32Array
 }
 
@@ -89,7 +89,7 @@ export function blockSizeForChange(size: number, changedRegions: number): number
  *
  * - weak: enough that a window of the target that matches no block rarely passes the weak test
  *   (the strong test hashes a whole block): ⌈log2 size⌉ − 2 bits gives fewer than ~4 bytes
- *   SHA-256-hashed per byte searched, whatever the block size.
+ *   strong-hashed per byte searched, whatever the block size.
  * - total: the matcher accepts a block found by search only when the next block matches too
  *   (2 × bits vs every block at every offset of a ≤ 4 GiB target), and a block that continues
  *   a run is compared with that one block alone (bits vs count):
@@ -104,10 +104,9 @@ export function keyBits(size: number, count: number): { weakBits: number; strong
   return { weakBits, strongBits }
 }
 
-/** The first `bits` of SHA-256(data[start..start+len)), right-aligned. */
+/** The top `bits` (1..32) of blockHash(data[start..start+len)), right-aligned. */
 export function strongKey(data: Uint8Array, start: number, len: number, bits: number): number {
-  const hex = fingerprint(data.subarray(start, start + len))
-  return Number.parseInt(hex.slice(0, 8), 16) >>> (32 - bits)
+  return blockHash(data, start, len) >>> (32 - bits)
 }
 
 /** Options of computeSignature. */

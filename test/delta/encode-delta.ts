@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { applyDelta, EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
+import { applyDelta, computeSignature, decodeSignature, EMPTY_SIGNATURE, encodeDelta, encodeSignature } from '../../src/delta/index.js'
 import { collect, randomBytes, splitStream } from '../support/random.js'
 import { concat, equalBytes, makeDelta, patchBytes } from './support/roundtrip.js'
 
@@ -141,4 +141,35 @@ t.test('whole-file deltas (no seed) of every size round-trip: buffers that grow 
     t.ok(Buffer.from(concat(out)).equals(Buffer.from(target)), `${n} bytes`)
     t.equal(d.stats().literalBytes, n)
   }
+})
+
+t.test('near-collisions: every block with one bit flipped is sent as literal, and the patch is exact', async (t) => {
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 1, max: 1 << 30 }), fc.constantFrom(64, 256, 1000), fc.integer({ min: 0, max: 1 << 30 }), async (s, blockSize, flipSeed) => {
+      const seed = randomBytes(s, 20 * blockSize)
+      const target = seed.slice()
+      const where = randomBytes(flipSeed, 20 * 4)
+      // Flip one bit in every other block: each flipped block differs from a seed block by one
+      // bit, the closest a natural edit comes to a false match.
+      for (let k = 0; k < 20; k += 2) target[k * blockSize + (where[4 * k]! % blockSize)]! ^= 1 << (where[4 * k + 1]! & 7)
+      const { delta, stats } = await makeDelta(seed, target, { blockSize })
+      t.ok(equalBytes(await patchBytes(seed, delta), target), 'rebuilt target equals the target')
+      t.ok(stats.literalBytes >= 10 * blockSize, `literal ${stats.literalBytes}: no flipped block was taken as a copy`)
+    }),
+    { numRuns: 30 },
+  )
+})
+
+t.test('a forced false match ends in DIGEST_MISMATCH, never in a wrong file', async (t) => {
+  const seed = randomBytes(71, 64 * 1024)
+  const target = randomBytes(72, 64 * 1024)
+  const full = await computeSignature(splitStream(seed, [65536]), { blockSize: 256 })
+  // 1 + 1 bits per block: most windows of an unrelated target "match" some block.
+  const weak = full.weak.map((w) => w >>> (full.weakBits - 1))
+  const strong = full.strong.map((x) => x >>> (full.strongBits - 1))
+  const sig = decodeSignature(encodeSignature({ ...full, weakBits: 1, strongBits: 1, weak, strong }))
+  const d = encodeDelta(sig, splitStream(target, [65536]))
+  const delta = concat(await collect(d.bytes))
+  t.ok(d.stats().copiedBytes > 0, `${d.stats().copiedBytes} bytes falsely matched`)
+  await t.rejects(patchBytes(seed, delta), { code: 'DIGEST_MISMATCH' })
 })

@@ -2,7 +2,7 @@ import { DsyncError } from '../errors.js'
 import { FileDigester } from '../hash/index.js'
 import { BlockIndex } from './block-index.js'
 import { DeltaWriter } from './delta-writer.js'
-import { outFactor, rollHash, rollingHash, weakKey, fmix32 } from './rolling-hash.js'
+import { BYTE_MAP, ROLL_BASE, outFactor, outTable, rollingHash, weakKey } from './rolling-hash.js'
 import { strongKey, type Signature } from './signature.js'
 
 /** The target window grows to this: compaction (copying < 2 blocks) is rare at 4 MiB. */
@@ -79,7 +79,8 @@ class Matcher {
   readonly #index: BlockIndex
   readonly #b: number
   readonly #count: number
-  readonly #outF: number
+  /** G[x] · B^(b-1) per byte value (outTable). */
+  readonly #outG: Int32Array
   #buf: Uint8Array
   #end = 0 // bytes buffered
   #p = 0 // window start
@@ -94,7 +95,7 @@ class Matcher {
     this.#b = sig.blockSize
     this.#count = sig.weak.length
     this.#index = new BlockIndex(sig)
-    this.#outF = outFactor(Math.max(1, this.#b))
+    this.#outG = outTable(outFactor(Math.max(1, this.#b)))
     // Every target starts as if continuing a run at block 0: most files keep their beginning.
     this.#expect = this.#count > 0 ? 0 : -1
     // Starts small and grows to MAX_WINDOW: most targets are small files.
@@ -176,7 +177,8 @@ class Matcher {
     const s = this.#sig
     const index = this.#index
     const shift = 32 - s.weakBits
-    const outF = this.#outF
+    const g = BYTE_MAP
+    const outG = this.#outG
     for (;;) {
       const end = this.#end
       const p = this.#p
@@ -187,7 +189,7 @@ class Matcher {
         const len = this.#blockLen(k)
         if (end - p >= len) {
           const h = rollingHash(buf, p, len)
-          if ((fmix32(h) >>> shift) === s.weak[k] && strongKey(buf, p, len, s.strongBits) === s.strong[k]) {
+          if (h >>> shift === s.weak[k] && strongKey(buf, p, len, s.strongBits) === s.strong[k]) {
             this.#take(k)
             continue
           }
@@ -206,21 +208,25 @@ class Matcher {
         this.#h = rollingHash(buf, p, b)
         this.#hValid = true
       }
-      // Roll until the weak key passes the bitmap, or the look-ahead runs out.
+      // Roll until the weak key passes the bitmap, or the look-ahead runs out. The bitmap is
+      // indexed by the hash's top bits as they are (the weak key is those bits, weakKey) and the
+      // byte leaving is one lookup in outG: one multiply per byte, where version 2 ran fmix32
+      // (2 more) and rollHash (1 more). 20 MiB unrelated random target, encodeDelta CPU over 9
+      // interleaved runs (load ~4.3 on 2 cores): min 608 → 441 ms, median 813 → 683 ms.
       const last = final ? end - b : end - 2 * b // last window start this scan may test
       let q = p
       let h = this.#h
       const filter = index.filter
       const fshift = shift + index.filterShift
       for (;;) {
-        const f = fmix32(h) >>> fshift
+        const f = h >>> fshift
         if ((filter[f >>> 3]! & (1 << (f & 7))) !== 0 || q >= last) break
-        h = rollHash(h, outF, buf[q]!, buf[q + b]!)
+        h = (Math.imul((h - outG[buf[q]!]!) | 0, ROLL_BASE) + g[buf[q + b]!]!) | 0
         q++
       }
       this.#p = q
       this.#h = h
-      const k = this.#searchAt(q, fmix32(h) >>> shift)
+      const k = this.#searchAt(q, h >>> shift)
       if (k >= 0) {
         this.#take(k)
         this.#take(k + 1)
@@ -232,12 +238,12 @@ class Matcher {
           return
         }
         if (q + b < end) {
-          this.#h = rollHash(h, outF, buf[q]!, buf[q + b]!)
+          this.#h = (Math.imul((h - outG[buf[q]!]!) | 0, ROLL_BASE) + g[buf[q + b]!]!) | 0
           this.#p = q + 1
         }
         return
       }
-      this.#h = rollHash(h, outF, buf[q]!, buf[q + b]!)
+      this.#h = (Math.imul((h - outG[buf[q]!]!) | 0, ROLL_BASE) + g[buf[q + b]!]!) | 0
       this.#p = q + 1
     }
   }

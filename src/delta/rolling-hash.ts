@@ -6,7 +6,8 @@
  * ASCII spans a few thousand values), so its bits cannot count toward a block's identity and
  * the signature would need more strong bits per block. With random 32-bit G[x] and an odd B,
  * two different windows collide only when Σ (G[x_i] − G[y_i]) · B^j ≡ 0, and the bits we keep
- * (top bits after fmix32) behave as random; the signature then spends fewer strong bits.
+ * (the top bits: every lower bit carries into them) behave as random; the signature then spends
+ * fewer strong bits.
  * The table and constants are part of the signature format (protocol/DELTA.md).
  */
 
@@ -64,7 +65,20 @@ export function rollHash(h: number, outF: number, out: number, inn: number): num
   return (Math.imul((h - Math.imul(g[out]!, outF)) | 0, ROLL_BASE) + g[inn]!) | 0
 }
 
-/** The `bits` (1..32) kept of a raw hash: the top bits of fmix32(h), as an unsigned number. */
+/**
+ * The `bits` (1..32) kept of a raw hash: its top bits, as an unsigned number. Signature version 2
+ * kept the top bits of fmix32(h); the sender's search then ran fmix32 on every byte it rolled
+ * over, only to test a bitmap. Measured over 20 MiB unrelated targets against 20 MiB seeds (4551
+ * blocks, 17-bit bitmap, 23-bit keys), raw top bits vs fmix32 top bits: bitmap passes 3.41% vs
+ * 3.41% (random), 3.41 vs 3.43% (code), 3.41 vs 3.42% (log); windows with a seed block's key
+ * 548 vs 548, 542 vs 546, 548 vs 538 per million (542 expected of a random key): the top bits
+ * alone are as good, since G already spreads every byte over 32 bits.
+ */
 export function weakKey(h: number, bits: number): number {
-  return fmix32(h) >>> (32 - bits)
+  return h >>> (32 - bits)
+}
+
+/** G[x] · outF for every byte x: the sender rolls with one multiply per byte instead of two. */
+export function outTable(outF: number): Int32Array {
+  return BYTE_MAP.map((g) => Math.imul(g, outF))
 }

@@ -24,7 +24,7 @@ export interface Signature {
   readonly weakBits: number
   /** Bits kept of each block's strong hash (blockHash), 1..32. */
   readonly strongBits: number
-  /** Per block: the top `weakBits` of fmix32(rolling hash), right-aligned. */
+  /** Per block: the top `weakBits` of the rolling hash (weakKey), right-aligned. */
   readonly weak: Uint32Array
   /** Per block: the top `strongBits` of blockHash(block), right-aligned. */
   readonly strong: Uint32Array

@@ -1,16 +1,18 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { BYTE_MAP, fmix32, rollHash, rollingHash, outFactor, weakKey } from '../../src/delta/rolling-hash.js'
+import { BYTE_MAP, ROLL_BASE, fmix32, rollHash, rollingHash, outFactor, outTable, weakKey } from '../../src/delta/rolling-hash.js'
 
-t.test('rolling one byte equals hashing the new window from scratch', async () => {
+t.test('rolling one byte (rollHash, or the outTable form the sender uses) equals hashing the new window from scratch', async () => {
   fc.assert(
     fc.property(fc.uint8Array({ minLength: 2, maxLength: 400 }), fc.integer({ min: 1, max: 64 }), (data, n0) => {
       const n = Math.min(n0, data.length - 1)
       const outF = outFactor(n)
+      const outG = outTable(outF)
       let h = rollingHash(data, 0, n)
       for (let i = 0; i + n < data.length; i++) {
+        const viaTable = (Math.imul((h - outG[data[i]!]!) | 0, ROLL_BASE) + BYTE_MAP[data[i + n]!]!) | 0
         h = rollHash(h, outF, data[i]!, data[i + n]!)
-        if (h !== rollingHash(data, i + 1, n)) return false
+        if (h !== rollingHash(data, i + 1, n) || viaTable !== h) return false
       }
       return true
     }),
@@ -30,7 +32,10 @@ t.test('weak keys of windows that differ in one byte differ (the map is a biject
 
 t.test('golden values: the hash is part of the signature format and must not drift', async (t) => {
   const data = new TextEncoder().encode('dsync rolling hash golden vector')
-  t.equal(weakKey(rollingHash(data, 0, data.length), 32), 521837517)
-  t.equal(weakKey(rollingHash(data, 0, data.length), 12), 521837517 >>> 20, 'fewer bits are the top bits')
+  // Signature version 3: the key is the raw hash's top bits; version 2's key was fmix32 of the
+  // same hash, 521837517, so the rolling hash itself has not changed.
+  t.equal(weakKey(rollingHash(data, 0, data.length), 32), 791758347)
+  t.equal(fmix32(791758347), 521837517)
+  t.equal(weakKey(rollingHash(data, 0, data.length), 12), 791758347 >>> 20, 'fewer bits are the top bits')
   t.equal(BYTE_MAP[0], fmix32(0x9e3779b1) | 0)
 })

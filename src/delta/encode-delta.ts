@@ -33,7 +33,10 @@ const MAX_CANDIDATES = 16
  *   (a weak and a strong key over one block, no search) — the common case of a similar file;
  * - searching: otherwise a window of blockSize bytes rolls one byte at a time, a bitmap and a
  *   map find the blocks with its weak key; a block found so is accepted only if the block after
- *   it matches too (see keyBits for why that lets each block carry fewer bits);
+ *   it matches too (see keyBits for why that lets each block carry fewer bits), except the one
+ *   block the run predicts one block after a failed continuation (k+2 at the end of block k's
+ *   copy + b: block k+1 was overwritten), which is accepted on its own keys, as a continuation
+ *   is;
  * - at the target's end, its last bytes are compared with the seed's last block, which may be
  *   short.
  * The bytes `bytes` yields are the delta format (protocol/DELTA.md); stats() is valid once the
@@ -86,6 +89,10 @@ class Matcher {
   #p = 0 // window start
   #lit = 0 // start of the pending literal
   #expect: number // block expected at p (continuing a run), or -1
+  /** Where the run predicts its next-but-one block after a failed continuation (one edited
+   *  block in between), and that block; -1 when there is no such prediction. */
+  #predAt = -1
+  #predBlock = -1
   #h = 0 // rolling hash of [p, p+b) when #hValid
   #hValid = false
 
@@ -137,6 +144,7 @@ class Matcher {
     this.#buf.copyWithin(0, this.#p, this.#end)
     this.#end -= this.#p
     this.#lit -= this.#p
+    this.#predAt = this.#predAt >= this.#p ? this.#predAt - this.#p : -1
     this.#p = 0
   }
 
@@ -164,6 +172,7 @@ class Matcher {
     this.#p += len
     this.#lit = this.#p
     this.#expect = k + 1 < this.#count ? k + 1 : -1
+    this.#predAt = -1
     this.#hValid = false
   }
 
@@ -196,6 +205,16 @@ class Matcher {
           if (len === b) {
             this.#h = h
             this.#hValid = true
+            // The block after k, at p + b, is where the run goes on if only block k was
+            // edited (an overwrite): the search may take it there on its own keys, unconfirmed.
+            // It saves the block lost when the confirming block is edited too, or past the end.
+            // 50 MiB random, 7232-byte blocks: 100 × 64 B overwrites delta 738 608 → 731 382 B,
+            // 1000 × 64 B 7 607 479 → 6 986 070 B (-8%); 512-byte blocks, 1000 × 64 B
+            // 594 335 → 590 303 B. CPU unchanged (the check replaces a confirming one).
+            if (k + 1 < this.#count && this.#blockLen(k + 1) === b) {
+              this.#predAt = p + b
+              this.#predBlock = k + 1
+            }
           }
         }
         this.#expect = -1
@@ -226,7 +245,12 @@ class Matcher {
       }
       this.#p = q
       this.#h = h
-      const k = this.#searchAt(q, h >>> shift)
+      const weak = h >>> shift
+      if (q === this.#predAt && weak === s.weak[this.#predBlock] && strongKey(buf, q, b, s.strongBits) === s.strong[this.#predBlock]) {
+        this.#take(this.#predBlock)
+        continue
+      }
+      const k = this.#searchAt(q, weak)
       if (k >= 0) {
         this.#take(k)
         this.#take(k + 1)

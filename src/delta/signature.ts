@@ -93,7 +93,11 @@ export function blockSizeForChange(size: number, changedRegions: number): number
  * - total: the matcher accepts a block found by search only when the next block matches too
  *   (2 × bits vs every block at every offset of a ≤ 4 GiB target), and a block that continues
  *   a run is compared with that one block alone (bits vs count):
- *   bits ≥ max(log2 count + margin, (32 + log2 count + margin) / 2).
+ *   bits ≥ max(log2 count + margin, (32 + log2 count + margin) / 2). The one-block tests are a
+ *   continuation after each block copied, and at most one more per run (the block the run
+ *   predicts after one overwritten block, encode-delta.ts): at most ~count + runs tests, ~count
+ *   for a target like its seed (few runs), 2 × count at worst (runs of one block), so the chance
+ *   of a false match stays within 2^-(margin-1) per file.
  * For 20 MB: 4480-byte blocks, 23 + 12 = 35 bits (4.4 bytes) per block; rsync spends 48.
  */
 export function keyBits(size: number, count: number): { weakBits: number; strongBits: number } {

@@ -173,3 +173,14 @@ t.test('a forced false match ends in DIGEST_MISMATCH, never in a wrong file', as
   t.ok(d.stats().copiedBytes > 0, `${d.stats().copiedBytes} bytes falsely matched`)
   await t.rejects(patchBytes(seed, delta), { code: 'DIGEST_MISMATCH' })
 })
+
+t.test('overwrites two blocks apart cost two blocks: the block between is taken where the run predicts it', async (t) => {
+  const seed = randomBytes(81, 40 * 256)
+  const target = seed.slice()
+  // Blocks 5 and 7 overwritten: block 6 has no confirming block after it, block 39 (the last)
+  // none at all once block 38 is overwritten.
+  for (const k of [5, 7, 38]) target[k * 256 + 100]! ^= 0xff
+  const { delta, stats } = await makeDelta(seed, target, { blockSize: 256 })
+  t.equal(stats.literalBytes, 3 * 256, 'only the three overwritten blocks are literal')
+  t.ok(equalBytes(await patchBytes(seed, delta), target), 'rebuilt target equals the target')
+})

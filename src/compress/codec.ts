@@ -34,6 +34,14 @@ const ZSTD: ZstdBinding | null = loadZstd()
  * 16 MiB of a synthetic server log: level 1 368 MB/s 7.3×, level 3 215 MB/s 6.9×, level 6
  * 72 MB/s 6.9×, level 9 42 MB/s 7.1×; 1.3 MB of source-like text: level 1 4.7×, level 3 5.1×,
  * level 6 5.1×. Level 3: the best ratio on code-like text before the speed falls off a cliff.
+ * Measured again with the version-3 delta engine (1 MiB frames, per CPU second, load ~4.5, two
+ * runs each): code-like text (bench codeText, 8 MiB) level 3 2 063 152 B at 101–135 MB/s,
+ * level 6 1 932 605 B (-6.3%) at 37–48 MB/s; log (4 MiB) level 3 954 560 B at 130–170 MB/s,
+ * level 6 839 167 B (-12%) at 54–60 MB/s; random (stored anyway) 712–1487 vs 198–509 MB/s.
+ * Level 6 would make literal compression the costliest step of a delta (the 60/40 class's
+ * 8.3 MB of literals: ~+120 ms CPU for -130 KB, against 300 ms for the whole delta) and of
+ * every whole-file send (~50 MB/s per CPU second, below a gigabit link), so level 3 stays;
+ * level 6 pays only on links slower than ~100 Mbit/s.
  */
 export const DEFAULT_LEVEL = 3
 

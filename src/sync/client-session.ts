@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { DsyncError } from '../errors.js'
 import { CLOSE, connect, type Role, type SessionOptions } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport, type FileEvent } from './report.js'
@@ -31,6 +32,9 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
     const report = new SyncReport(o.onEvent, o.onProgress)
     const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal }
     const started = Date.now()
+    // Ctrl+C: end the session at once, so neither side waits on the other.
+    const stop = (): void => channel.close(CLOSE.goingAway, 'interrupted')
+    o.signal.addEventListener('abort', stop, { once: true })
     try {
       if (role === 'push') await runSender(channel, { ...deps, ...(o.onBytes && { onBytes: o.onBytes }) })
       else await runReceiver(channel, { ...deps, now: () => new Date() })
@@ -38,7 +42,10 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
     } catch (err) {
       // Not a normal close: the server must not take a half-done session for a finished one.
       channel.close(CLOSE.goingAway, 'client stopped')
+      if (o.signal.aborted) throw new DsyncError('ABORTED', 'interrupted; files already written are complete, the rest are as they were: run the command again to finish', { cause: err })
       throw err
+    } finally {
+      o.signal.removeEventListener('abort', stop)
     }
     return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
   })

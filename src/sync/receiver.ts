@@ -6,7 +6,7 @@ import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSig
 import { DsyncError, isDsyncError } from '../errors.js'
 import { chunkPath, fsError, openFileSource, patchFile, resolveInside, syncDirectory, TEMP_PREFIX, writeAtomically, type TreeEntry } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
-import type { Channel, FileEntry, Message, SessionOptions } from '../net/index.js'
+import { CLOSE, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { metricByName, profile } from '../similarity/index.js'
 import { scanTree, type FileRecord, type Store } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
@@ -79,7 +79,7 @@ export async function runReceiver(channel: Channel, deps: ReceiverDeps): Promise
 
 class Receiver {
   readonly #out: SendChain
-  readonly #tasks = new TaskGroup()
+  readonly #tasks: TaskGroup
   readonly #transfers = new Map<number, Transfer>()
   readonly #seen = new Set<string>()
   readonly #dirs: FileEntry[] = []
@@ -105,6 +105,7 @@ class Receiver {
     private readonly d: ReceiverDeps,
   ) {
     this.#out = new SendChain(channel)
+    this.#tasks = new TaskGroup(() => channel.close(CLOSE.goingAway, 'receiver failed'))
     this.#metric = metricByName(d.options.metric)
   }
 
@@ -118,6 +119,7 @@ class Receiver {
         await this.#handle(msg)
         if (this.#tasks.failure !== undefined) throw this.#tasks.failure
       }
+      if (this.#tasks.failure !== undefined) throw this.#tasks.failure
       if (!this.#finished || this.#transfers.size > 0) {
         throw new DsyncError('NETWORK', 'the sender closed the session before it was complete; run the command again')
       }

@@ -2,7 +2,7 @@ import type { ChunkParams } from '../chunk/index.js'
 import { decodeSignature, EMPTY_SIGNATURE, encodeDelta, type DeltaStats } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { openFileSource, resolveInside } from '../fs/index.js'
-import { LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
+import { CLOSE, LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { scanTree, type FileRecord, type Store } from '../store/index.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain, TaskGroup } from './tasks.js'
@@ -68,10 +68,11 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   const paths = new Map<number, string>()
   const stats = new Map<number, DeltaStats>()
   const plans: PlanMessage[] = []
-  const tasks = new TaskGroup()
+  const tasks = new TaskGroup(() => channel.close(CLOSE.goingAway, 'sender failed'))
   const idle: (() => void)[] = []
   const wake = (): void => idle.splice(0).forEach((f) => f())
   let done = false
+  let receiverDone = false
   const worker = async (): Promise<void> => {
     for (;;) {
       const plan = plans.shift()
@@ -126,6 +127,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       } else if (msg.t === 'result') {
         if (msg.id === 0 || paths.has(msg.id)) d.report.add(eventFromResult(msg, stats.get(msg.id)))
       } else if (msg.t === 'done') {
+        receiverDone = true
         break
       } else {
         throw new DsyncError('BAD_MESSAGE', `unexpected "${msg.t}" message from the receiver`)
@@ -135,7 +137,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     done = true
     wake()
   }
-  await tasks.settled()
+  await tasks.settled() // a failed file stream ended the session: its error says why
+  if (!receiverDone) throw new DsyncError('NETWORK', 'the receiver ended the session before it was done; run the command again')
   await out.flushed()
   // Unchanged files cost no message on the wire (a no-op sync stays small): they are the files
   // the receiver reported nothing about.

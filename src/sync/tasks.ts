@@ -9,10 +9,17 @@ export class TaskGroup {
   readonly #running = new Set<Promise<void>>()
   #error: { err: unknown } | undefined
 
+  /** @param onFailure called once, at the first failure: e.g. to close the connection, so a
+   *  message loop waiting for the peer wakes up instead of waiting forever. */
+  constructor(private readonly onFailure: (err: unknown) => void = () => undefined) {}
+
   spawn(task: () => Promise<void>, onSettled?: () => void): void {
     const p: Promise<void> = task()
       .catch((err: unknown) => {
-        this.#error ??= { err }
+        if (this.#error === undefined) {
+          this.#error = { err }
+          this.onFailure(err)
+        }
       })
       .finally(() => {
         this.#running.delete(p)

@@ -17,47 +17,60 @@ const BAND = 32
  * positions in A with the same fingerprint; an LCS is then a chain of matches increasing in both
  * indices. Visiting each B position's matches in decreasing A order makes it a heaviest
  * increasing subsequence over A positions, solved with a Fenwick tree of prefix maxima:
- * O((n + r) log n) for r matches. 130k × 130k chunks: ~20 ms (bench/similarity.ts).
+ * O((n + r) log n) for r matches. 130k × 130k chunks at 95% overlap: see README "Benchmarks"
+ * (bench/similarity.ts).
  */
 export function lcsWeight(a: readonly WeightedChunk[], b: readonly WeightedChunk[]): number {
-  const positions = new Map<Fingerprint, number[]>()
-  for (let i = 0; i < a.length; i++) {
-    const fp = a[i]!.fp
-    const list = positions.get(fp)
-    if (list === undefined) positions.set(fp, [i])
-    else list.push(i)
-  }
   const n = a.length
+  // Positions of each fingerprint in A, as chains through `prev` (newest first) rather than an
+  // array per fingerprint: 130k small arrays cost more than the whole LCS (bench/similarity.ts).
+  const slotOf = new Map<Fingerprint, number>()
+  const lastAt: number[] = [] // slot → last position in A
+  const count: number[] = [] // slot → occurrences in A
+  const prev = new Int32Array(n) // position → previous position with the same fingerprint, or -1
+  for (let i = 0; i < n; i++) {
+    const fp = a[i]!.fp
+    const s = slotOf.get(fp)
+    if (s === undefined) {
+      slotOf.set(fp, lastAt.length)
+      lastAt.push(i)
+      count.push(1)
+      prev[i] = -1
+    } else {
+      prev[i] = lastAt[s]!
+      lastAt[s] = i
+      count[s]!++
+    }
+  }
   const tree = new Float64Array(n + 1) // Fenwick tree over A positions 1..n, prefix max
-  const prefixMax = (i: number): number => {
-    let m = 0
-    for (; i > 0; i -= i & -i) if (tree[i]! > m) m = tree[i]!
-    return m
-  }
-  const raise = (i: number, v: number): void => {
-    for (; i <= n; i += i & -i) if (tree[i]! < v) tree[i] = v
-  }
-  const seen = new Map<Fingerprint, number>() // occurrences of each fp in B so far (its rank)
   let best = 0
+  // Match B's chunk of weight w at A position `pos` (0-based): extend the best chain before it.
+  const match = (pos: number, w: number): void => {
+    let m = 0
+    for (let i = pos; i > 0; i -= i & -i) if (tree[i]! > m) m = tree[i]!
+    const v = m + w
+    for (let i = pos + 1; i <= n; i += i & -i) if (tree[i]! < v) tree[i] = v
+    if (v > best) best = v
+  }
+  const heavy = new Map<number, { readonly positions: Int32Array; rank: number }>() // banded slots
   for (const c of b) {
-    const list = positions.get(c.fp)
-    if (list === undefined) continue
-    let lo = 0
-    let hi = list.length
-    if (list.length > BAND + 1) {
-      const rank = seen.get(c.fp) ?? 0
-      seen.set(c.fp, rank + 1)
-      const center = Math.min(rank, list.length - 1)
-      lo = Math.max(0, center - BAND)
-      hi = Math.min(list.length, center + BAND + 1)
+    const s = slotOf.get(c.fp)
+    if (s === undefined) continue
+    if (count[s]! <= BAND + 1) {
+      // Decreasing A order: a B chunk must not be matched twice in one chain.
+      for (let p = lastAt[s]!; p >= 0; p = prev[p]!) match(p, c.length)
+      continue
     }
-    // Decreasing A order: a B chunk must not be matched twice in one chain.
-    for (let k = hi - 1; k >= lo; k--) {
-      const pos = list[k]! + 1
-      const v = prefixMax(pos - 1) + c.length
-      raise(pos, v)
-      if (v > best) best = v
+    let h = heavy.get(s)
+    if (h === undefined) {
+      const positions = new Int32Array(count[s]!)
+      for (let p = lastAt[s]!, k = positions.length - 1; p >= 0; p = prev[p]!, k--) positions[k] = p
+      h = { positions, rank: 0 }
+      heavy.set(s, h)
     }
+    const center = Math.min(h.rank++, h.positions.length - 1)
+    const lo = Math.max(0, center - BAND)
+    for (let k = Math.min(h.positions.length, center + BAND + 1) - 1; k >= lo; k--) match(h.positions[k]!, c.length)
   }
   return best
 }

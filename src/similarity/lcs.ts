@@ -9,6 +9,39 @@ import type { WeightedChunk } from './multiset.js'
  */
 const BAND = 32
 
+/** Fingerprint → dense slot number (0, 1, 2, … in order of first sight). */
+class FingerprintIndex {
+  private readonly table: Int32Array
+  private readonly mask: number
+  private readonly shift: number
+  private readonly fps: Fingerprint[] = []
+
+  constructor(expected: number) {
+    let bits = 4
+    while (1 << bits < 2 * expected) bits++
+    this.table = new Int32Array(1 << bits).fill(-1)
+    this.mask = (1 << bits) - 1
+    this.shift = 32 - bits
+  }
+
+  /** The slot of `fp`; when absent, a new slot if `add`, else -1. */
+  slot(fp: Fingerprint, add: boolean): number {
+    // Fingerprints are hex digests: their first characters are already uniformly spread.
+    let h = 0
+    for (let i = 0; i < 8 && i < fp.length; i++) h = Math.imul(h, 31) + fp.charCodeAt(i)
+    for (let i = Math.imul(h, 0x9e3779b1) >>> this.shift; ; i = (i + 1) & this.mask) {
+      const s = this.table[i]!
+      if (s < 0) {
+        if (!add) return -1
+        this.table[i] = this.fps.length
+        this.fps.push(fp)
+        return this.fps.length - 1
+      }
+      if (this.fps[s] === fp) return s
+    }
+  }
+}
+
 /**
  * Weight (bytes) of the heaviest common subsequence of two chunk sequences, where a matched
  * pair weighs its chunk length.
@@ -22,17 +55,16 @@ const BAND = 32
  */
 export function lcsWeight(a: readonly WeightedChunk[], b: readonly WeightedChunk[]): number {
   const n = a.length
-  // Positions of each fingerprint in A, as chains through `prev` (newest first) rather than an
-  // array per fingerprint: 130k small arrays cost more than the whole LCS (bench/similarity.ts).
-  const slotOf = new Map<Fingerprint, number>()
+  // Positions of each fingerprint in A, as chains through `prev` (newest first), found through
+  // an open-addressing table keyed by a hash of the fingerprint's first characters: a Map of
+  // 130k string keys and an array per fingerprint cost more than the LCS itself.
+  const index = new FingerprintIndex(n)
   const lastAt: number[] = [] // slot → last position in A
   const count: number[] = [] // slot → occurrences in A
   const prev = new Int32Array(n) // position → previous position with the same fingerprint, or -1
   for (let i = 0; i < n; i++) {
-    const fp = a[i]!.fp
-    const s = slotOf.get(fp)
-    if (s === undefined) {
-      slotOf.set(fp, lastAt.length)
+    const s = index.slot(a[i]!.fp, true)
+    if (s === lastAt.length) {
       lastAt.push(i)
       count.push(1)
       prev[i] = -1
@@ -54,8 +86,8 @@ export function lcsWeight(a: readonly WeightedChunk[], b: readonly WeightedChunk
   }
   const heavy = new Map<number, { readonly positions: Int32Array; rank: number }>() // banded slots
   for (const c of b) {
-    const s = slotOf.get(c.fp)
-    if (s === undefined) continue
+    const s = index.slot(c.fp, false)
+    if (s < 0) continue
     if (count[s]! <= BAND + 1) {
       // Decreasing A order: a B chunk must not be matched twice in one chain.
       for (let p = lastAt[s]!; p >= 0; p = prev[p]!) match(p, c.length)

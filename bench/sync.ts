@@ -68,12 +68,13 @@ interface Servers {
 }
 
 /** before → (unmeasured) sync, after → measured sync, check; `runs` times; medians. */
-async function measure(tool: Tool, id: string, trees: { before: string; after: string }, tmp: string, servers: Servers, runs: number): Promise<Result> {
+async function measure(tool: Tool, id: string, c: SyncClass, trees: { before: string; after: string }, tmp: string, servers: Servers, runs: number): Promise<Result> {
   const dir = `${id}-${tool.id.replace(/\W+/g, '-')}`
   const send = join(tmp, 'send', dir)
   const recv = join(tool.server === 'rsync' ? servers.rsyncRoot : servers.dsyncRoot, dir)
   const url = `${servers[tool.server].url}/${dir}`
   await mkdir(send, { recursive: true })
+  if (c.seedByCopy === true) await materialize(trees.before, recv)
   const measured: SyncRun[] = []
   let failure = ''
   for (let i = 0; i < (tool.bytesOnly ? 1 : runs); i++) {
@@ -114,10 +115,23 @@ async function runClass(c: SyncClass, index: number, tmp: string, servers: Serve
   const results: Result[] = []
   for (const tool of TOOLS) {
     if (tool.bytesOnly && !c.metricVariants) continue
-    results.push(await measure(tool, id, trees, tmp, servers, runs))
+    results.push(await measure(tool, id, c, trees, tmp, servers, runs))
   }
   await removeTree(join(tmp, 'gen', id))
   return results
+}
+
+/** The commit measured, and whether the working tree had changes on top (engineers share it). */
+function revision(): string {
+  const root = new URL('../..', import.meta.url)
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim()
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'protocol'], { cwd: root }).toString().trim() !== ''
+    return `${head}${dirty ? ' + uncommitted changes in src/' : ''}`
+  } catch (err) {
+    // Outside a git checkout the figures still stand; say so instead of failing the bench.
+    return `(no git revision: ${String(err).split('\n')[0]})`
+  }
 }
 
 export async function run(): Promise<void> {
@@ -131,11 +145,24 @@ export async function run(): Promise<void> {
   await mkdir(rsyncRoot)
   await mkdir(dsyncRoot)
   printEnvironment()
+  console.log(`dsync ${revision()}`)
   console.log(execFileSync('rsync', ['--version']).toString().split('\n')[0])
   console.log(`${quick ? 'QUICK (sizes ÷10), ' : ''}median of ${runs} measured run(s) per tool; jaccard/lcs: one run, bytes only`)
   for (const c of classes) console.log(`  ${c.name.padEnd(17)} ${c.what}`)
   let rsync: Daemon | undefined
   let dsync: Daemon | undefined
+  const cleanup = async (): Promise<void> => {
+    await dsync?.stop()
+    await rsync?.stop()
+    await removeTree(tmp)
+  }
+  // Ctrl+C or a kill must not leave two servers listening and a GiB of temp files behind.
+  const onSignal = (sig: NodeJS.Signals): void => {
+    console.error(`\n${sig}: stopping the servers and removing ${tmp}`)
+    void cleanup().finally(() => process.exit(130))
+  }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
   const all: { c: SyncClass; results: Result[] }[] = []
   try {
     rsync = await startRsyncDaemon(tmp, rsyncRoot)
@@ -143,13 +170,15 @@ export async function run(): Promise<void> {
     const servers: Servers = { rsync, dsync, rsyncRoot, dsyncRoot }
     for (const [i, c] of classes.entries()) {
       const t0 = performance.now()
-      all.push({ c, results: await runClass(c, i, tmp, servers, runs) })
-      console.log(`  done: ${c.name} (${((performance.now() - t0) / 1000).toFixed(1)} s)`)
+      const results = await runClass(c, i, tmp, servers, runs)
+      all.push({ c, results })
+      const line = results.filter((r) => !r.tool.bytesOnly).map((r) => `${r.tool.id} ${total(r)} B ${r.ms} ms`)
+      console.log(`  done: ${c.name} (${((performance.now() - t0) / 1000).toFixed(1)} s): ${line.join(', ')}`)
     }
   } finally {
-    await dsync?.stop()
-    await rsync?.stop()
-    await removeTree(tmp)
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    await cleanup()
   }
 
   const detail: Cell[][] = []

@@ -7,7 +7,7 @@ export function formatEvent(e: FileEvent): string {
   const detail = ((): string => {
     switch (e.action) {
       case 'delta':
-        return `from ${e.seed}${sim}`
+        return `from ${e.seed}${sim}${e.message ? ` (${e.message})` : ''}`
       case 'whole':
         return e.seed === undefined ? 'no similar file' : `best seed ${e.seed}${sim} is below the threshold`
       case 'new':

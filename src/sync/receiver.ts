@@ -393,13 +393,15 @@ class Receiver {
     }
     if (t.current?.record) add(t.entry.path)
     for (const c of this.d.store.candidates(chunks, { limit: MAX_CANDIDATES })) add(c.path)
-    const decision = decide(target, cands, this.#metric, this.d.options.threshold)
+    const samePath = t.current?.record ? t.entry.path : undefined
+    const decision = decide(target, cands, this.#metric, this.d.options.threshold, samePath === undefined ? {} : { samePath })
     const action: Action = decision.method === 'delta' ? 'delta' : t.current ? 'whole' : 'new'
     const event: FileEvent = {
       path: t.entry.path,
       action,
       size: t.entry.size,
       ...(decision.seed !== null && { seed: decision.seed, similarity: decision.similarity }),
+      ...(decision.note !== undefined && { message: decision.note }),
     }
     if (this.d.options.dryRun) {
       this.#transfers.delete(id)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { blockSizeFor, blockSizeForChange, changedRegions, decide, MAX_BLOCK, MIN_BLOCK } from '../../src/delta/index.js'
+import { blockSizeFor, blockSizeForChange, changedRegions, decide, MAX_BLOCK, MIN_BLOCK, MIN_MEASURABLE_CHUNKS } from '../../src/delta/index.js'
 import { metricByName, profile, type WeightedChunk } from '../../src/similarity/index.js'
 import type { Fingerprint } from '../../src/types.js'
 
@@ -57,4 +57,13 @@ t.test('blockSizeForChange: many scattered regions get small blocks, one region 
   t.equal(blockSizeForChange(100, 1000), MIN_BLOCK)
   t.equal(blockSizeForChange(1e15, 0), MAX_BLOCK)
   t.equal(blockSizeForChange(size, 100) % 64, 0)
+})
+
+t.test('a target too small to measure gets a delta from the same path; a big one follows the rule', async (t) => {
+  const seed = [{ path: 'same', profile: profile(seq('s', 3)) }]
+  const small = profile([c('s0'), c('x1'), c('x2')]) // dice 1/3: below 0.5
+  t.match(decide(small, seed, dice, 0.5, { samePath: 'same' }), { method: 'delta', seed: 'same', note: /too small to measure/ })
+  t.match(decide(small, seed, dice, 0.5), { method: 'whole' }, 'another path: the rule as usual')
+  const big = profile([...seq('s', 3), ...seq('x', MIN_MEASURABLE_CHUNKS)])
+  t.match(decide(big, [{ path: 'same', profile: profile(seq('s', 3)) }], dice, 0.5, { samePath: 'same' }), { method: 'whole' })
 })

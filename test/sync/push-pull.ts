@@ -131,3 +131,22 @@ t.test('the quick check trusts size and mtime; --checksum compares contents', as
   t.equal(full.summary.transferred, 1, '--checksum finds the change')
   t.equal(await readFile(join(work, 'same-size.txt'), 'utf8'), 'version two')
 })
+
+t.test('small text files with a few edits go as deltas from the same path, not whole', async (t) => {
+  const words = (seed: number) => Buffer.from(Array.from(randomBytes(seed, 20_000), (b) => 'abcdefghij klmnop\n'.charCodeAt(b % 18)))
+  const files: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 10; i++) files[`notes/n${i}.txt`] = words(700 + i)
+  const home = await tempTree(t, files)
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  for (let i = 0; i < 10; i++) {
+    const text = Buffer.from(files[`notes/n${i}.txt`]!)
+    for (const at of [3000, 9000, 15000]) text.write('EDITED', at)
+    await writeFile(join(home, `notes/n${i}.txt`), text)
+  }
+  const r = await push(home, server.url, clientOpts())
+  t.equal(r.events.filter((e) => e.action === 'delta').length, 10, 'every edited file is a delta')
+  t.ok(r.summary.wireBytesSent < 15_000, `sent ${r.summary.wireBytesSent} bytes for 10 edited 20 KB files`)
+  t.same(await describeTree(work), await describeTree(home))
+})

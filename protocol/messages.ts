@@ -95,7 +95,9 @@ export type WireMessage =
   /** Chunk list as columns: `lengths` is u32 little-endian per chunk, `fps` 16 bytes per chunk;
    *  the first chunk starts at `base`, each next one where the previous ended. `more` is true
    *  when another `chunks` message for the same id follows. */
-  | { t: 'chunks'; id: number; base: number; lengths: Uint8Array; fps: Uint8Array; more?: boolean; digest?: Uint8Array }
+  /** With `offsets` (f64 little-endian per chunk) the list is a SAMPLE of the file's chunks, at
+   *  those offsets (increasing, non-overlapping), and `base` is 0; without, it is contiguous. */
+  | { t: 'chunks'; id: number; base: number; lengths: Uint8Array; fps: Uint8Array; offsets?: Uint8Array; more?: boolean; digest?: Uint8Array }
   | {
       t: 'plan'
       id: number

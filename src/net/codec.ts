@@ -273,17 +273,23 @@ function chunksToWire(m: MessageOf<'chunks'>): WireMessage {
   const lengths = new Uint8Array(4 * n)
   const view = new DataView(lengths.buffer)
   const fps = new Uint8Array(FINGERPRINT_BYTES * n)
-  const base = n === 0 ? 0 : m.chunks[0]!.offset
+  const offsets = m.sampled === true ? new Uint8Array(8 * n) : undefined
+  const offsetView = offsets && new DataView(offsets.buffer)
+  const base = n === 0 || m.sampled === true ? 0 : m.chunks[0]!.offset
   let next = base
   for (let i = 0; i < n; i++) {
     const c = m.chunks[i]!
-    if (c.offset !== next) throw internal(`'chunks' ${m.id}: chunk ${i} at offset ${c.offset}, expected ${next} (chunks must be contiguous)`)
+    if (offsetView) {
+      if (c.offset < next) throw internal(`'chunks' ${m.id}: sampled chunk ${i} at offset ${c.offset} overlaps the one before`)
+      offsetView.setFloat64(8 * i, c.offset, true)
+    } else if (c.offset !== next) throw internal(`'chunks' ${m.id}: chunk ${i} at offset ${c.offset}, expected ${next} (chunks must be contiguous)`)
     view.setUint32(4 * i, c.length, true)
     fingerprintToBytes(c.fp, fps, FINGERPRINT_BYTES * i)
-    next += c.length
+    next = c.offset + c.length
   }
   return {
     t: 'chunks', id: m.id, base, lengths, fps,
+    ...(offsets === undefined ? {} : { offsets }),
     ...(m.more === true ? { more: true } : {}),
     ...(m.digest === undefined ? {} : { digest: Buffer.from(m.digest, 'hex') }),
   }
@@ -296,12 +302,19 @@ function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
   if (lengths.length % 4 !== 0) throw f.bad('lengths', 'must be 4 bytes per chunk')
   const n = lengths.length / 4
   const fps = f.bytes('fps', { exact: FINGERPRINT_BYTES * n })
+  const offsets = f.has('offsets') ? f.bytes('offsets', { exact: 8 * n }) : undefined
   const view = new DataView(lengths.buffer, lengths.byteOffset, lengths.byteLength)
+  const offsetView = offsets && new DataView(offsets.buffer, offsets.byteOffset, offsets.byteLength)
   const chunks: Chunk[] = new Array<Chunk>(n)
   let offset = base
   for (let i = 0; i < n; i++) {
     const length = view.getUint32(4 * i, true)
     if (length === 0 || length > LIMITS.maxChunkBytes) throw f.bad(`lengths[${i}]`, `must be in [1, ${LIMITS.maxChunkBytes}], got ${length}`)
+    if (offsetView) {
+      const at = offsetView.getFloat64(8 * i, true)
+      if (!Number.isSafeInteger(at) || at < offset) throw f.bad(`offsets[${i}]`, 'must be whole, increasing and not overlap the chunk before')
+      offset = at
+    }
     chunks[i] = { offset, length, fp: fingerprintFromBytes(fps, FINGERPRINT_BYTES * i) }
     offset += length
   }
@@ -309,7 +322,12 @@ function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
   const more = f.raw('more')
   if (more !== undefined && more !== null && typeof more !== 'boolean') throw f.bad('more', `must be a boolean, got ${typeName(more)}`)
   const digest = f.has('digest') ? (parseFileDigest(Buffer.from(f.bytes('digest', { exact: 32 })).toString('hex')) as FileDigest) : undefined
-  return { t: 'chunks', id, chunks, ...(more === true ? { more: true } : {}), ...(digest !== undefined && { digest }) }
+  return {
+    t: 'chunks', id, chunks,
+    ...(more === true ? { more: true } : {}),
+    ...(digest !== undefined && { digest }),
+    ...(offsets !== undefined && { sampled: true }),
+  }
 }
 
 function summaryFromWire(f: WireFields): Record<string, number> {

@@ -30,7 +30,7 @@ export type Message =
   | { t: 'want'; id: number; path: string }
   /** sender→receiver: the file's chunks, contiguous and in order. A list longer than
    *  `LIMITS.maxChunksPerMessage` is split over several messages, all but the last with `more`. */
-  | { t: 'chunks'; id: number; chunks: Chunk[]; more?: boolean; digest?: FileDigest }
+  | { t: 'chunks'; id: number; chunks: Chunk[]; more?: boolean; digest?: FileDigest; sampled?: boolean }
   /** receiver→sender: how to send file `id`. `similarity` in 0..1. */
   | {
       t: 'plan'

@@ -3,6 +3,6 @@
 export { Store, STORE_FILE_NAME } from './state-store.js'
 export type { FileRecord, StoredRecord } from './record-codec.js'
 export type { Candidate } from './candidates.js'
-export { SAMPLE_MODULUS, MIN_HASHES, sampleFingerprints } from './sampling.js'
+export { SAMPLE_MODULUS, MIN_HASHES, sampleFingerprints, sampleChunks } from './sampling.js'
 export { MAX_POSTINGS } from './content-index.js'
 export { type ScannedEntry, type ScanResult, scanTree } from './scan.js'

@@ -8,7 +8,7 @@ import { chunkPath, fsError, openFileSource, patchFile, resolveInside, syncDirec
 import { FileDigester } from '../hash/index.js'
 import { CLOSE, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { metricByName, profile } from '../similarity/index.js'
-import { scanTree, type FileRecord, type Store } from '../store/index.js'
+import { sampleChunks, scanTree, type FileRecord, type Store } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
 import { checkOverwrite, conflictCopyPath } from './conflict.js'
@@ -61,6 +61,8 @@ interface Transfer {
   chunks?: readonly Chunk[]
   /** the file's digest, from the list (--checksum) or with its chunks */
   digest?: FileDigest
+  /** the chunk list is a sample (a large file): compare it with samples of the seeds */
+  sampled?: boolean
   /** pieces of a chunk list still arriving */
   partial?: readonly Chunk[]
   queue?: ByteQueue
@@ -147,6 +149,7 @@ class Receiver {
         // A long list arrives in pieces; the last one has no `more`.
         const t = this.#transfer(msg.id)
         t.partial = t.partial === undefined ? msg.chunks : [...t.partial, ...msg.chunks]
+        t.sampled = msg.sampled === true
         if (msg.more === true) return
         const chunks = t.partial
         t.partial = undefined
@@ -389,7 +392,8 @@ class Receiver {
     const cands: SeedCandidate[] = []
     const add = (path: string): void => {
       const rec = this.#local.get(path)?.record
-      if (rec !== undefined && !cands.some((c) => c.path === path)) cands.push({ path, profile: profile(rec.chunks) })
+      // A sampled target is measured against the same sample of each seed.
+      if (rec !== undefined && !cands.some((c) => c.path === path)) cands.push({ path, profile: profile(t.sampled ? sampleChunks(rec.chunks) : rec.chunks) })
     }
     if (t.current?.record) add(t.entry.path)
     for (const c of this.d.store.candidates(chunks, { limit: MAX_CANDIDATES })) add(c.path)
@@ -435,7 +439,9 @@ class Receiver {
       this.#dirty.add(dirname(abs))
       // The chunk list describes the sender's file as listed; if it changed while being sent,
       // the rebuilt file has another digest and its chunks must be computed here.
-      await this.#record(path, abs, res.digest, res.digest === t.digest ? t.chunks : undefined)
+      // The sender's list describes the file we wrote only when it is whole (not a sample) and
+      // the file did not change while being sent; else the chunks are computed here.
+      await this.#record(path, abs, res.digest, res.digest === t.digest && t.sampled !== true ? t.chunks : undefined)
       this.#transfers.delete(t.id)
       this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
     } catch (err) {

@@ -198,3 +198,16 @@ function encodeUnchecked(m: { id: number; bytes: Uint8Array }): Uint8Array {
   len.writeUInt32BE(m.bytes.length)
   return Buffer.concat([head, Buffer.from([0xc6]), len, m.bytes])
 }
+
+t.test('a sampled chunk list (large files) round-trips with its offsets; overlaps are refused', async (t) => {
+  const fp = (k: number) => fingerprintFromBytes(new Uint8Array(16).fill(k))
+  const chunks: Chunk[] = [
+    { offset: 8192, length: 9000, fp: fp(1) },
+    { offset: 40000, length: 7000, fp: fp(2) },
+    { offset: 5_000_000_000, length: 65536, fp: fp(3) },
+  ]
+  const m: Message = { t: 'chunks', id: 7, chunks, sampled: true, digest: parseFileDigest('ab'.repeat(32)) as FileDigest }
+  t.strictSame(decode(encode(m)), m)
+  const overlapping: Message = { t: 'chunks', id: 7, chunks: [chunks[1]!, chunks[0]!], sampled: true }
+  t.throws(() => encode(overlapping), { code: 'INTERNAL', message: /overlaps/ })
+})

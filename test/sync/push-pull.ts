@@ -150,3 +150,20 @@ t.test('small text files with a few edits go as deltas from the same path, not w
   t.ok(r.summary.wireBytesSent < 15_000, `sent ${r.summary.wireBytesSent} bytes for 10 edited 20 KB files`)
   t.same(await describeTree(work), await describeTree(home))
 })
+
+t.test('a large file sends a sampled chunk list: an insertion near the start costs a few KiB', async (t) => {
+  const big = randomBytes(800, 6 << 20)
+  const home = await tempTree(t, { 'big.bin': big })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  await writeFile(join(home, 'big.bin'), Buffer.concat([big.subarray(0, 5000), Buffer.from('inserted!'), big.subarray(5000)]))
+  const r = await push(home, server.url, clientOpts())
+  t.match(r.events.find((e) => e.path === 'big.bin'), { action: 'delta', seed: 'big.bin' })
+  // A full list alone would be ~15 KiB (770 chunks × 20 B); the sample is about an eighth, and
+  // the rest is one block of literal (~5 KiB of random bytes) around the insertion.
+  t.ok(r.summary.wireBytesSent < 12_000, `sent ${r.summary.wireBytesSent} bytes`)
+  t.same(await describeTree(work), await describeTree(home))
+  const again = await push(home, server.url, clientOpts())
+  t.equal(again.summary.transferred, 0, 'the receiver recorded the file it wrote (its own full chunk list)')
+})

@@ -1,12 +1,11 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { main } from '../../src/cli/main.js'
 import { runCli } from '../support/cli.js'
 import { describeTree, TOKEN } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
+import { selfSignedCert } from '../support/tls.js'
 
 /** Runs `dsync serve …` in-process until the test ends; resolves with the URL it logs. */
 async function serveCli(t: Parameters<typeof tempTree>[0], argv: string[], env: Record<string, string> = {}) {
@@ -37,12 +36,7 @@ async function serveCli(t: Parameters<typeof tempTree>[0], argv: string[], env: 
 
 t.test('serve --tls-cert/--tls-key serves wss://, and push --ca trusts it', async (t) => {
   const dir = await tempTree(t)
-  const key = join(dir, 'key.pem')
-  const cert = join(dir, 'cert.pem')
-  await promisify(execFile)('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ])
+  const { certPath: cert, keyPath: key } = await selfSignedCert(dir)
   const tokenFile = join(dir, 'token')
   await writeFile(tokenFile, `${TOKEN}\n`)
   const work = await tempTree(t)

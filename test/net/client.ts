@@ -1,11 +1,8 @@
-import { execFile } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import t from 'tap'
 import { connect, parseDsyncUrl, startServer, type Message } from '../../src/net/index.js'
 import { OPTIONS, testServer } from '../support/net.js'
 import { tempTree } from '../support/temp.js'
+import { selfSignedCert } from '../support/tls.js'
 
 t.test('URLs: port and subdir parsed; unsafe or odd URLs refused with USAGE', async (t) => {
   t.strictSame(parseDsyncUrl('ws://host:9000/photos/2024/'), { wsUrl: 'ws://host:9000/', subdir: 'photos/2024' })
@@ -49,15 +46,8 @@ t.test('a server that never answers the handshake: NETWORK after the timeout', a
 })
 
 t.test('wss: a session over TLS with a self-signed certificate given as the CA', async (t) => {
-  const dir = await tempTree(t)
-  const key = join(dir, 'key.pem')
-  const cert = join(dir, 'cert.pem')
-  // An EC key is generated in milliseconds; RSA 2048 would take far longer on a busy machine.
-  await promisify(execFile)('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ])
-  const tls = { cert: await readFile(cert), key: await readFile(key) }
+  const { cert, key } = await selfSignedCert(await tempTree(t))
+  const tls = { cert, key }
   const server = await testServer(t, async (channel) => {
     for await (const m of channel.messages()) {
       if (m.t === 'data') await channel.send({ t: 'dataEnd', id: m.id })

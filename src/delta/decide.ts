@@ -54,7 +54,7 @@ export function decide(
   if (same !== undefined && target.chunks.length < MIN_MEASURABLE_CHUNKS) {
     const similarity = metric(target, same.profile)
     if (similarity < threshold) {
-      return { method: 'delta', seed: same.path, similarity, note: `fewer than ${MIN_MEASURABLE_CHUNKS} chunks: too small to measure, delta from the same path` }
+      return { method: 'delta', seed: same.path, similarity, note: `fewer than ${MIN_MEASURABLE_CHUNKS} chunks: too small to measure, delta from its earlier version` }
     }
   }
   if (best === undefined) return { method: 'whole', seed: null, similarity: 0 }

@@ -2,7 +2,7 @@ import { chmod, copyFile, lstat, mkdir, rename, rm, rmdir, symlink, utimes } fro
 import { constants as fsConstants } from 'node:fs'
 import { dirname, join, posix } from 'node:path'
 import type { ChunkParams } from '../chunk/index.js'
-import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, type SeedCandidate } from '../delta/index.js'
+import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, MIN_MEASURABLE_CHUNKS, type SeedCandidate } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { chunkPath, fsError, openFileSource, patchFile, resolveInside, syncDirectory, TEMP_PREFIX, writeAtomically, type TreeEntry } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
@@ -96,6 +96,8 @@ class Receiver {
    * tree's structure: it makes symlinks only where the scan found no directory.
    */
   readonly #knownDirs = new Set<string>([''])
+  /** base name → local files with it (scan time), for guessing the source of a moved file */
+  readonly #byName = new Map<string, string[]>()
   readonly #metric
   #local = new Map<string, TreeEntry & { record?: FileRecord }>()
   #nextId = 1
@@ -114,7 +116,14 @@ class Receiver {
   async run(): Promise<void> {
     const scan = await scanTree(this.d.root, this.d.store, { params: this.d.params, exclude: this.d.options.exclude, signal: this.d.signal })
     this.#local = new Map(scan.entries.map((e) => [e.path, e]))
-    for (const e of scan.entries) if (e.kind === 'dir') this.#knownDirs.add(e.path)
+    for (const e of scan.entries) {
+      if (e.kind === 'dir') this.#knownDirs.add(e.path)
+      if (e.kind !== 'file') continue
+      const name = posix.basename(e.path)
+      const list = this.#byName.get(name)
+      if (list === undefined) this.#byName.set(name, [e.path])
+      else list.push(e.path)
+    }
     this.d.report.countScan(scan.filesRead)
     try {
       for await (const msg of this.channel.messages()) {
@@ -397,7 +406,14 @@ class Receiver {
     }
     if (t.current?.record) add(t.entry.path)
     for (const c of this.d.store.candidates(chunks, { limit: MAX_CANDIDATES })) add(c.path)
-    const samePath = t.current?.record ? t.entry.path : undefined
+    // The file this one most likely was: the same path, or else — for a small file whose
+    // chunks the index cannot match after an edit — a file of the same name elsewhere (a move),
+    // as rsync's --fuzzy guesses by name. A wrong guess costs only a small signature.
+    let samePath = t.current?.record ? t.entry.path : undefined
+    if (samePath === undefined && cands.length === 0 && chunks.length < MIN_MEASURABLE_CHUNKS) {
+      samePath = this.#sameName(t.entry)
+      if (samePath !== undefined) add(samePath)
+    }
     const decision = decide(target, cands, this.#metric, this.d.options.threshold, samePath === undefined ? {} : { samePath })
     const action: Action = decision.method === 'delta' ? 'delta' : t.current ? 'whole' : 'new'
     const event: FileEvent = {
@@ -415,6 +431,20 @@ class Receiver {
     const seedProfile = cands.find((c) => c.path === decision.seed)?.profile
     const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile) : 0
     return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions)
+  }
+
+  /** A local regular file with the same base name as `e` (nearest in size), if any. */
+  #sameName(e: FileEntry): string | undefined {
+    const name = posix.basename(e.path)
+    let best: string | undefined
+    let bestGap = Infinity
+    for (const path of this.#byName.get(name) ?? []) {
+      const rec = this.#local.get(path)?.record
+      if (rec === undefined || path === e.path) continue
+      const gap = Math.abs(rec.size - e.size)
+      if (gap < bestGap) [best, bestGap] = [path, gap]
+    }
+    return best
   }
 
   /** Sends the plan for one file and rebuilds it from the data that comes back. */

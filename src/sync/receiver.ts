@@ -429,7 +429,9 @@ class Receiver {
       return
     }
     const seedProfile = cands.find((c) => c.path === decision.seed)?.profile
-    const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile) : 0
+    // A sampled list holds a fraction of the file's bytes: scale what it shows to the whole.
+    const scale = t.sampled === true && target.multiset.total > 0 ? t.entry.size / target.multiset.total : 1
+    const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile, scale) : 0
     return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions)
   }
 

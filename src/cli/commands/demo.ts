@@ -56,10 +56,11 @@ export function registerDemo(program: Command, ctx: CliContext): void {
         const third = await run('3. Third push, nothing changed: no file is read, almost nothing is sent')
         const equal = sameTree(await treeFingerprint(home), await treeFingerprint(work))
         say(`\n== Result`)
-        say(`  trees identical after each push: ${equal ? 'yes' : 'NO'}`)
+        say(`  home and work trees identical (content, modes, links): ${equal ? 'yes' : 'NO'}`)
         const sizeOf = (r: SyncResult) => r.summary.wireBytesSent + r.summary.wireBytesReceived
-        say(`  the edits touched ${formatBytes(second.summary.totalBytes)} of files; push 2 put ${formatBytes(sizeOf(second))} on the wire (push 1: ${formatBytes(sizeOf(first))}; push 3: ${formatBytes(sizeOf(third))})`)
-        say(`  renamed, moved and copied files went as local copies or deltas from their old paths — rsync would resend them whole.`)
+        say(`  the tree holds ${formatBytes(second.summary.totalBytes)}; push 2 put ${formatBytes(sizeOf(second))} on the wire (push 1: ${formatBytes(sizeOf(first))}; push 3: ${formatBytes(sizeOf(third))})`)
+        say(`  moved and copied files went as local copies, the renamed and edited one as a delta from its old path:`)
+        say(`  rsync would send those whole (its --fuzzy looks only for similar names in the same folder).`)
         if (o.keep) say(`  kept: ${dir}`)
         if (!equal) throw new DsyncError('INTERNAL', 'demo: the trees differ after the push; please report this')
       } finally {

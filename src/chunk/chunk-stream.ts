@@ -146,9 +146,28 @@ export async function chunkFile(
   opts: { signal?: AbortSignal } = {},
 ): Promise<ChunkedFile> {
   const digester = new FileDigester()
+  const { chunks, size } = await collectChunks(digesting(source, digester), cutter, opts.signal)
+  return { size, digest: digester.digest(), chunks }
+}
+
+/** Chunks and fingerprints a stream without the whole-file digest: for a caller that already
+ *  has it (the receiver, which verified the file it just wrote), one SHA-256 pass less. */
+export async function chunkList(
+  source: AsyncIterable<Uint8Array>,
+  cutter: Cutter,
+  opts: { signal?: AbortSignal } = {},
+): Promise<Chunk[]> {
+  return (await collectChunks(source, cutter, opts.signal)).chunks
+}
+
+async function collectChunks(
+  source: AsyncIterable<Uint8Array>,
+  cutter: Cutter,
+  signal: AbortSignal | undefined,
+): Promise<{ chunks: Chunk[]; size: number }> {
   const chunks: Chunk[] = []
   let size = 0
-  for await (const { buf, start, offset, ends, count } of cutBatches(digesting(source, digester), cutter, opts.signal)) {
+  for await (const { buf, start, offset, ends, count } of cutBatches(source, cutter, signal)) {
     let pos = start
     for (let j = 0; j < count; j++) {
       const next = ends[j]!
@@ -157,7 +176,7 @@ export async function chunkFile(
     }
     size = offset + (pos - start)
   }
-  return { size, digest: digester.digest(), chunks }
+  return { chunks, size }
 }
 
 /** Chunks bytes already in memory (tests, small inputs). */

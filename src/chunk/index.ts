@@ -14,7 +14,7 @@ export { cdcCutter } from './cdc.js'
 export { fspCutter } from './fsp.js'
 export { BlockTable } from './block-table.js'
 export { sbcBaseChunks, sbcChunks } from './sbc.js'
-export { type ChunkSpan, chunkStream, chunkFile, chunkBytes } from './chunk-stream.js'
+export { type ChunkSpan, chunkStream, chunkFile, chunkList, chunkBytes } from './chunk-stream.js'
 
 import type { ChunkParams } from './params.js'
 import type { Cutter } from './cutter.js'

@@ -1,10 +1,10 @@
 import { chmod, copyFile, lstat, mkdir, rename, rm, rmdir, symlink, utimes } from 'node:fs/promises'
 import { constants as fsConstants } from 'node:fs'
 import { dirname, join, posix } from 'node:path'
-import type { ChunkParams } from '../chunk/index.js'
+import { chunkList, cutterFor, type ChunkParams } from '../chunk/index.js'
 import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, MIN_MEASURABLE_CHUNKS, type SeedCandidate } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { chunkPath, fsError, openFileSource, patchFile, resolveInside, syncDirectory, TEMP_PREFIX, writeAtomically, type TreeEntry } from '../fs/index.js'
+import { fsError, openFileSource, patchFile, resolveInside, syncDirectory, TEMP_PREFIX, writeAtomically, type TreeEntry } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
 import { CLOSE, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { metricByName, profile } from '../similarity/index.js'
@@ -502,7 +502,8 @@ class Receiver {
   /** Stores what this side now has at `path` (for the next quick check and as the sync base). */
   async #record(path: string, abs: string, digest: FileRecord['digest'], chunks: readonly Chunk[] | undefined): Promise<void> {
     const st = await lstat(abs)
-    const list = chunks ?? (await chunkPath(abs, this.d.params, { signal: this.d.signal })).chunks
+    // The digest is known (the rebuilt file was verified against it): chunk without it.
+    const list = chunks ?? (await chunkList(openFileSource(abs, { signal: this.d.signal }), cutterFor(this.d.params), { signal: this.d.signal }))
     const rec: FileRecord = { path, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777, digest, chunks: list }
     await this.d.store.put(rec)
     await this.d.store.setBase(path, digest)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { cdcCutter, chunkBytes, chunkFile, chunkParams, chunkStream, fspCutter, type Cutter } from '../../src/chunk/index.js'
+import { cdcCutter, chunkBytes, chunkFile, chunkList, chunkParams, chunkStream, fspCutter, type Cutter } from '../../src/chunk/index.js'
 import { digestBytes } from '../../src/hash/index.js'
 import { collect, randomBytes, splitStream } from '../support/random.js'
 
@@ -85,4 +85,10 @@ t.test('an aborted signal stops chunking with ABORTED', async (t) => {
   await t.rejects(collect(chunkStream(splitStream(randomBytes(1, 1000), [100]), cdcCutter(small), { signal: ac.signal })), {
     code: 'ABORTED',
   })
+})
+
+t.test('chunkList gives the chunks of chunkFile, without the digest', async (t) => {
+  const data = randomBytes(31, 3 * 1024 * 1024 + 17)
+  const cutter = cdcCutter(chunkParams())
+  t.same(await chunkList(splitStream(data, [65536, 999]), cutter), (await chunkFile(splitStream(data, [1 << 20]), cutter)).chunks)
 })

@@ -4,7 +4,7 @@ import { dirname, join, posix } from 'node:path'
 import { chunkList, cutterFor, type ChunkParams } from '../chunk/index.js'
 import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, MIN_MEASURABLE_CHUNKS, type SeedCandidate } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { fsError, openFileSource, patchFile, resolveInside, syncDirectory, TEMP_PREFIX, writeAtomically, type TreeEntry } from '../fs/index.js'
+import { fsError, openFileSource, patchFile, resolveInside, syncDirectory, TEMP_PREFIX, walkTree, writeAtomically, type TreeEntry } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
 import { CLOSE, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { metricByName, profile } from '../similarity/index.js'
@@ -513,7 +513,13 @@ class Receiver {
   /** --delete: remove what the sender does not have, deepest first; never a file changed here
    *  since the last sync (that would lose work: it is reported as kept). */
   async #deleteExtras(): Promise<void> {
-    const extras = [...this.#local.values()].filter((e) => !this.#seen.has(e.path)).sort((a, b) => (a.path < b.path ? 1 : -1))
+    // What the ignore rules exclude is never deleted, and the rules that count are the ones in
+    // the tree now: a .dsyncignore the sender just wrote applies to files already here.
+    const visible = new Set<string>()
+    for await (const e of walkTree(this.d.root, { exclude: this.d.options.exclude, signal: this.d.signal })) visible.add(e.path)
+    const extras = [...this.#local.values()]
+      .filter((e) => !this.#seen.has(e.path) && visible.has(e.path))
+      .sort((a, b) => (a.path < b.path ? 1 : -1))
     for (const e of extras) {
       try {
         const base = this.d.store.getBase(e.path)

@@ -183,3 +183,16 @@ t.test('a small file moved to another folder and edited is a delta from its old 
   t.match(r.events.find((e) => e.path === 'final/plan.md'), { action: 'delta', seed: 'drafts/plan.md' })
   t.same(await describeTree(work), await describeTree(home))
 })
+
+t.test('--exclude and .dsyncignore: excluded paths are neither sent nor deleted on the receiver', async (t) => {
+  const home = await tempTree(t, { 'keep.txt': 'sent', 'build/out.o': 'not sent', 'cache.tmp': 'not sent', '.dsyncignore': '*.tmp\n' })
+  const work = await tempTree(t, { 'build/local.o': 'the receiver own build', 'old.tmp': 'ignored here too' })
+  const server = await startServer(t, work)
+  const r = await push(home, server.url, clientOpts({ exclude: ['build/'], delete: true }))
+  t.equal(r.summary.errors, 0)
+  t.equal(await readFile(join(work, 'keep.txt'), 'utf8'), 'sent')
+  t.equal(await readFile(join(work, 'build/local.o'), 'utf8'), 'the receiver own build', '--delete spares what --exclude names')
+  t.equal(await readFile(join(work, 'old.tmp'), 'utf8'), 'ignored here too', '--delete spares what .dsyncignore names')
+  await t.rejects(readFile(join(work, 'build/out.o')), { code: 'ENOENT' })
+  await t.rejects(readFile(join(work, 'cache.tmp')), { code: 'ENOENT' })
+})

@@ -26,13 +26,7 @@ export function editedCopy(base: Uint8Array, seed: number, edits: number, maxLen
     pos = kind === 1 ? p : Math.min(base.length, p + len) // insert keeps, replace/delete skip
   })
   parts.push(base.subarray(pos))
-  const out = new Uint8Array(parts.reduce((n, x) => n + x.length, 0))
-  let o = 0
-  for (const x of parts) {
-    out.set(x, o)
-    o += x.length
-  }
-  return out
+  return Buffer.concat(parts)
 }
 
 /** One async stream of `data` in pieces of `size` bytes (as a file source would yield). */

@@ -136,18 +136,9 @@ export function textEdits(base: Uint8Array, seed: number, edits: number, maxLen:
     pos = kind === 1 ? p : Math.min(base.length, p + len)
   })
   parts.push(base.subarray(pos))
-  return concat(parts)
+  return Buffer.concat(parts)
 }
 
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, x) => n + x.length, 0))
-  let o = 0
-  for (const x of parts) {
-    out.set(x, o)
-    o += x.length
-  }
-  return out
-}
 
 const pad = (i: number, n = 3): string => String(i).padStart(n, '0')
 
@@ -178,7 +169,7 @@ export function syncClasses(shrink: number): readonly SyncClass[] {
       make() {
         const big = seededBytes(3001, s(30) * MiB)
         const at = 4 * KiB + 123
-        const edited = concat([big.subarray(0, at), seededBytes(3002, KiB), big.subarray(at)])
+        const edited = Buffer.concat([big.subarray(0, at), seededBytes(3002, KiB), big.subarray(at)])
         return { before: new Map([['big.bin', big]]), after: new Map([['big.bin', edited]]) }
       },
     },
@@ -202,7 +193,7 @@ export function syncClasses(shrink: number): readonly SyncClass[] {
         const head = seededLog(5001, 0, s(20) * MiB)
         const lines = new TextDecoder().decode(head).split('\n').length - 1
         const tail = seededLog(5001, lines, s(1) * MiB)
-        return { before: new Map([['var/app.log', head]]), after: new Map([['var/app.log', concat([head, tail])]]) }
+        return { before: new Map([['var/app.log', head]]), after: new Map([['var/app.log', Buffer.concat([head, tail])]]) }
       },
     },
     {
@@ -257,7 +248,7 @@ export function syncClasses(shrink: number): readonly SyncClass[] {
           const b = src[w[i * 4 + 1]! % n]!
           const oa = w[i * 4 + 2]! % (96 * KiB)
           const ob = w[i * 4 + 3]! % (192 * KiB)
-          after.set(`merged/m${pad(i)}.bin`, concat([a.subarray(oa, oa + 160 * KiB), b.subarray(ob, ob + 64 * KiB), seededBytes(8600 + i, 32 * KiB)]))
+          after.set(`merged/m${pad(i)}.bin`, Buffer.concat([a.subarray(oa, oa + 160 * KiB), b.subarray(ob, ob + 64 * KiB), seededBytes(8600 + i, 32 * KiB)]))
         }
         return { before, after }
       },

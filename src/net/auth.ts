@@ -54,13 +54,7 @@ function transcriptBytes(label: string, first: Uint8Array, second: Uint8Array, t
     enc.encode(t.role), Uint8Array.of(0)]
   const subdir = enc.encode(t.subdir)
   parts.push(u32(subdir.length), subdir)
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
+  return Buffer.concat(parts)
 }
 
 function u32(n: number): Uint8Array {

@@ -6,14 +6,9 @@ export function memorySeed(seed: Uint8Array): SeedReader {
   return { size: seed.length, read: async (offset, length) => seed.slice(offset, offset + length) }
 }
 
+/** The parts joined, as a plain Uint8Array (tests compare it with strictSame). */
 export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
+  return new Uint8Array(Buffer.concat(parts))
 }
 
 /** Builds the signature and the delta, through their byte encodings, with the given splits. */

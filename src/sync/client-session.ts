@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { DsyncError } from '../errors.js'
-import { CLOSE, connect, type Role, type SessionOptions } from '../net/index.js'
+import { CLOSE, connectTransport, type Role, type SessionOptions } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport, type FileEvent } from './report.js'
 import { runSender } from './sender.js'
@@ -11,6 +11,10 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly token: string | null
   /** PEM CA certificate to trust for wss:// (self-signed servers) */
   readonly ca?: Uint8Array
+  /** ssh: the remote-shell command, as rsync's -e (default `ssh`) */
+  readonly rsh?: string
+  /** ssh: the dsync command on the remote host, as rsync's --rsync-path (default `dsync`) */
+  readonly remoteDsync?: string
   readonly signal: AbortSignal
   readonly onEvent?: (e: FileEvent) => void
   /** bytes of files settled so far, bytes of all files listed so far */
@@ -20,7 +24,8 @@ export interface ClientOptions extends Partial<SessionOptions> {
 }
 
 /**
- * One client session: opens the local tree's store, connects, and runs the local role — the
+ * One client session: opens the local tree's store, connects (WebSocket or ssh, by the URL's
+ * form), and runs the local role — the
  * sender for a push, the receiver for a pull (which creates the local directory if needed).
  */
 async function runClient(role: Role, localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
@@ -28,7 +33,11 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
   await ensureDirectory(root, role === 'pull' && !o.dryRun)
   const options = sessionOptions(o)
   return withStore(root, async (store) => {
-    const { channel } = await connect(url, { token: o.token, role, options, ...(o.ca && { ca: o.ca }), signal: o.signal })
+    const transport = await connectTransport(url, {
+      token: o.token, role, options, signal: o.signal,
+      ...(o.ca && { ca: o.ca }), ...(o.rsh !== undefined && { rsh: o.rsh }), ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
+    })
+    const { channel } = transport
     const report = new SyncReport(o.onEvent, o.onProgress)
     const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal }
     const started = Date.now()
@@ -46,6 +55,9 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
       throw err
     } finally {
       o.signal.removeEventListener('abort', stop)
+      // The store is closed and the result returned only once the remote side is gone: an ssh
+      // remote still writing its own store must not race the next command.
+      await transport.finished()
     }
     return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
   })

@@ -19,6 +19,8 @@ export interface TransportOptions extends ConnectOptions {
   readonly rsh?: string
   /** ssh: the dsync command on the remote host (`--remote-dsync`), default `dsync`. */
   readonly remoteDsync?: string
+  /** ssh: receives the remote shell's stderr; absent, it goes to this process's stderr. */
+  readonly onStderr?: (text: string) => void
 }
 
 /**

@@ -38,3 +38,15 @@ export async function serveOver(t: Test, kind: TransportName, root: string): Pro
     opts: (extra = {}) => clientOpts({ token: null, rsh: LOCAL_RSH, remoteDsync: REMOTE_DSYNC, ...extra }),
   }
 }
+
+/** Runs the built CLI as a child process (the real `bin/dsync.js`), as a user would. */
+export async function runDsync(argv: readonly string[], opts: { env?: Record<string, string> } = {}) {
+  const { spawn } = await import('node:child_process')
+  const child = spawn(process.execPath, [DSYNC_BIN, ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (b: Buffer) => (stdout += b))
+  child.stderr.on('data', (b: Buffer) => (stderr += b))
+  const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)))
+  return { code, stdout, stderr }
+}

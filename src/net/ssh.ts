@@ -24,7 +24,10 @@ export interface SshOptions extends ClientHandshakeOptions {
 /** What the child process did, once it is over. */
 type Exit = { code: number | null; signal: NodeJS.Signals | null } | { error: Error }
 
-const DEFAULT_EXIT_GRACE_MS = 5000
+// After a normal close the remote may still be closing its store (the client closes as soon as
+// its own role is done): it gets this long before it is stopped. ssh itself exits as soon as the
+// remote command does, so only a hung connection ever waits this out.
+const DEFAULT_EXIT_GRACE_MS = 10_000
 
 /**
  * Opens a session through the system ssh client (or `rsh`): runs `dsync serve --stdio` on the

@@ -21,46 +21,52 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly onProgress?: (settledBytes: number, totalBytes: number) => void
   /** (push) each piece of file data sent, in bytes */
   readonly onBytes?: (bytes: number) => void
+  /** what the server says that concerns no file (e.g. that it waits for another session) */
+  readonly onNotice?: (message: string) => void
 }
 
 /**
  * One client session: opens the local tree's store, connects (WebSocket or ssh, by the URL's
- * form), and runs the local role — the
- * sender for a push, the receiver for a pull (which creates the local directory if needed).
+ * form), and runs the local role — the sender for a push, the receiver for a pull (which
+ * creates the local directory if needed).
  */
 async function runClient(role: Role, localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
   const root = resolve(localDir)
-  await ensureDirectory(root, role === 'pull' && !o.dryRun)
+  // A push needs its tree first; a pull creates its directory (and state) only once the server
+  // has let it in: a wrong token or a wrong URL leaves nothing behind.
+  if (role === 'push') await ensureDirectory(root, false)
   const options = sessionOptions(o)
-  return withStore(root, async (store) => {
-    const transport = await connectTransport(url, {
-      token: o.token, role, options, signal: o.signal,
-      ...(o.ca && { ca: o.ca }), ...(o.rsh !== undefined && { rsh: o.rsh }), ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
-    })
-    const { channel } = transport
-    const report = new SyncReport(o.onEvent, o.onProgress)
-    const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal }
-    const started = Date.now()
-    // Ctrl+C: end the session at once, so neither side waits on the other.
-    const stop = (): void => channel.close(CLOSE.goingAway, 'interrupted')
-    o.signal.addEventListener('abort', stop, { once: true })
-    try {
+  const transport = await connectTransport(url, {
+    token: o.token, role, options, signal: o.signal,
+    ...(o.ca && { ca: o.ca }), ...(o.rsh !== undefined && { rsh: o.rsh }), ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
+  })
+  const { channel } = transport
+  // Ctrl+C: end the session at once, so neither side waits on the other.
+  const stop = (): void => channel.close(CLOSE.goingAway, 'interrupted')
+  o.signal.addEventListener('abort', stop, { once: true })
+  try {
+    if (role === 'pull') await ensureDirectory(root, !o.dryRun)
+    const result = await withStore(root, async (store) => {
+      const report = new SyncReport(o.onEvent, o.onProgress)
+      const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, ...(o.onNotice && { onNotice: o.onNotice }) }
+      const started = Date.now()
       if (role === 'push') await runSender(channel, { ...deps, ...(o.onBytes && { onBytes: o.onBytes }) })
       else await runReceiver(channel, { ...deps, now: () => new Date() })
-      channel.close()
-    } catch (err) {
-      // Not a normal close: the server must not take a half-done session for a finished one.
-      channel.close(CLOSE.goingAway, 'client stopped')
-      if (o.signal.aborted) throw new DsyncError('ABORTED', 'interrupted; files already written are complete, the rest are as they were: run the command again to finish', { cause: err })
-      throw err
-    } finally {
-      o.signal.removeEventListener('abort', stop)
-      // The store is closed and the result returned only once the remote side is gone: an ssh
-      // remote still writing its own store must not race the next command.
-      await transport.finished()
-    }
-    return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
-  })
+      return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
+    })
+    channel.close()
+    return result
+  } catch (err) {
+    // Not a normal close: the server must not take a half-done session for a finished one.
+    channel.close(CLOSE.goingAway, 'client stopped')
+    if (o.signal.aborted) throw new DsyncError('ABORTED', 'interrupted; files already written are complete, the rest are as they were: run the command again to finish', { cause: err })
+    throw err
+  } finally {
+    o.signal.removeEventListener('abort', stop)
+    // The result is returned only once the remote side is gone: an ssh remote still closing its
+    // own store must not race the next command on that tree.
+    await transport.finished()
+  }
 }
 
 /** `dsync push LOCAL_DIR URL`: this side sends, the server receives. */

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'NETWORK' // cannot connect, or the connection dropped
   | 'BUSY' // the server is at its cap of connections or sessions; try again later
   | 'CHANGED_ON_RECEIVER' // the receiver's copy changed since the sender last saw it
+  | 'SOURCE_CHANGED' // the sender's file kept changing while it was being sent
   | 'PARTIAL' // the run finished but some files failed
   | 'ABORTED' // cancelled (Ctrl+C, AbortSignal)
   | 'INTERNAL' // a bug: please report it

@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server as HttpServer } from 'node:http'
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import { isIP, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
@@ -10,6 +10,7 @@ import { clientMac, serverMac, newChallenge, verifyMac } from './auth.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
 import { CLOSE_TIMEOUT_MS, WsChannel, type WithCloseTimeout } from './connection.js'
 import { DEFAULT_HEARTBEAT_MS } from './heartbeat.js'
+import { refuseUpgrade, Stranger } from './stranger.js'
 import type { Role, SessionOptions } from './messages.js'
 
 /** What a client asked for, known once the handshake has succeeded. */
@@ -186,53 +187,6 @@ async function closeServer(http: HttpServer, wss: WebSocketServer): Promise<void
   await new Promise<void>((resolve) => wss.close(() => resolve()))
   await closed
 }
-
-/** Answers a refused upgrade with 503 and the reason, then closes (ws `abortHandshake`). */
-function refuseUpgrade(socket: Duplex, reason: string): void {
-  const body = `dsync server: ${reason}\n`
-  socket.once('finish', () => socket.destroy())
-  socket.end(
-    `HTTP/1.1 503 ${STATUS_CODES[503]}\r\nConnection: close\r\nContent-Type: text/plain\r\nRetry-After: 5\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  )
-}
-
-/**
- * A connection from accept until it authenticates: its slot (or the reason it got none) and the
- * handshake deadline. A refused one gets a moment to send its request and read the 503 answer.
- */
-class Stranger {
-  channel: WsChannel | null = null
-  private readonly timer: NodeJS.Timeout
-
-  constructor(
-    private readonly socket: Socket,
-    readonly slot: Slot | string,
-    private readonly deadlineMs: number,
-  ) {
-    this.timer = setTimeout(() => this.expire(), typeof slot === 'string' ? Math.min(REFUSED_GRACE_MS, deadlineMs) : deadlineMs)
-    socket.once('close', () => this.done())
-  }
-
-  /** The connection authenticated (or its handshake failed and it is closing): free the slot. */
-  done(): void {
-    clearTimeout(this.timer)
-    if (typeof this.slot !== 'string') this.slot.release()
-  }
-
-  private expire(): void {
-    if (this.channel === null || typeof this.slot === 'string') {
-      this.socket.destroy()
-      return
-    }
-    // fail() sends `error` and starts the close handshake; ws cuts the socket after its close
-    // timeout if the peer does not answer, so the socket is gone at deadline + CLOSE_TIMEOUT_MS.
-    this.channel.fail(new DsyncError('NETWORK', `handshake not finished within ${this.deadlineMs} ms; closing`))
-  }
-}
-
-/** How long a refused connection may stay to send its request and read the 503. */
-const REFUSED_GRACE_MS = 1000
 
 async function serveConnection(
   ws: WebSocket, req: IncomingMessage, stranger: Stranger, admission: Admission, opts: ServerOptions,

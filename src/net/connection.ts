@@ -24,8 +24,6 @@ export type WithCloseTimeout<T> = T & { closeTimeout: number }
  */
 export class WsChannel extends FrameChannel {
   private readonly flushWaiters: (() => void)[] = []
-  /** The largest frame accepted right now; the server lowers it until the handshake is done. */
-  private frameLimit = Infinity
   private heartbeat: Heartbeat | null = null
 
   /** `heartbeatMs`: ping interval (0: none); pinging starts once the socket is open. */
@@ -59,11 +57,6 @@ export class WsChannel extends FrameChannel {
   /** Bytes given to `ws.send` and not yet written to the socket (ws `bufferedAmount`). */
   get bufferedAmount(): number {
     return this.ws.bufferedAmount
-  }
-
-  /** Refuses inbound frames over `bytes` (BAD_MESSAGE) until raised again. */
-  setFrameLimit(bytes: number): void {
-    this.frameLimit = bytes
   }
 
   protected canWrite(): boolean {

@@ -1,4 +1,5 @@
-/** The wire: messages, codec, channels over WebSocket (or in memory), auth, server and client. */
+/** The wire: messages, codec, channels over WebSocket, a byte stream (ssh, stdio) or memory; auth,
+ *  handshake, server and client, and the choice of transport by URL. */
 export type { Message, MessageTag, MessageOf, FileEntry, SessionOptions, Role } from './messages.js'
 export { encode, decode } from './codec.js'
 export { type Channel, type ChannelLimits, DEFAULT_CHANNEL_LIMITS, CLOSE, memoryChannelPair } from './channel.js'
@@ -8,4 +9,8 @@ export { type ServerLimits, DEFAULT_SERVER_LIMITS } from './admission.js'
 export { CLOSE_TIMEOUT_MS } from './connection.js'
 export { DEFAULT_HEARTBEAT_MS } from './heartbeat.js'
 export { type ConnectOptions, type DsyncUrl, DEFAULT_PORT, connect, parseDsyncUrl } from './client.js'
+export { type Transport, type TransportOptions, connectTransport } from './transport.js'
+export { StreamChannel } from './stream-channel.js'
+export { serveChannel, type ChannelServerOptions } from './serve-channel.js'
+export { type SshTarget, DEFAULT_REMOTE_DSYNC, DEFAULT_RSH, isSshTarget, parseSshTarget, splitCommand, sshCommand } from './ssh-target.js'
 export { PROTOCOL_VERSION, SUPPORTED_VERSIONS, LIMITS } from '../../protocol/messages.js'

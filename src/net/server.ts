@@ -4,24 +4,15 @@ import { isIP, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type ServerOptions as WsServerOptions, type WebSocket } from 'ws'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { LIMITS, SUPPORTED_VERSIONS } from '../../protocol/messages.js'
+import { LIMITS } from '../../protocol/messages.js'
 import { Admission, DEFAULT_SERVER_LIMITS, type ServerLimits, type Slot } from './admission.js'
-import { clientMac, serverMac, newChallenge, verifyMac } from './auth.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
 import { CLOSE_TIMEOUT_MS, WsChannel, type WithCloseTimeout } from './connection.js'
 import { DEFAULT_HEARTBEAT_MS } from './heartbeat.js'
+import { serverHandshake, type Session } from './handshake.js'
 import { refuseUpgrade, Stranger } from './stranger.js'
-import type { Role, SessionOptions } from './messages.js'
 
-/** What a client asked for, known once the handshake has succeeded. */
-export interface Session {
-  readonly role: Role
-  /** '' for the served root, else a safe relative path. */
-  readonly subdir: string
-  readonly options: SessionOptions
-  /** The peer's address:port, for logs. */
-  readonly peer: string
-}
+export { type Session, SERVER_NAME } from './handshake.js'
 
 /** How to run a server. Caps default to `DEFAULT_SERVER_LIMITS`. */
 export interface ServerOptions extends Partial<ServerLimits> {
@@ -64,9 +55,6 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
-
-/** The server's name in `hello`, for the peer's logs. */
-export const SERVER_NAME = 'dsync'
 
 /** True for addresses only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
@@ -197,10 +185,19 @@ async function serveConnection(
   stranger.channel = channel
   // Before auth the peer is a stranger: tiny frames only, and a deadline (Stranger).
   channel.setFrameLimit(LIMITS.maxHandshakeFrameBytes)
-  let admitted: { session: Session; slot: Slot }
+  let session: Session
+  let slot: Slot | undefined
+  // Checked after the MAC, before `welcome`: only a peer that proved the token learns that the
+  // server is full.
+  const admit = (): void => {
+    const s = admission.admitSession()
+    if (typeof s === 'string') throw new DsyncError('BUSY', s)
+    slot = s
+  }
   try {
-    admitted = await serverHandshake(channel, opts, peer, admission)
+    session = await serverHandshake(channel, { token: opts.token, ...(opts.versions && { versions: opts.versions }), admit }, peer)
   } catch (err) {
+    slot?.release()
     const e = asDsyncError(err)
     opts.log(`${peer} refused: ${e.code}: ${e.message}`)
     // The slot stays held until the socket has closed (at most the close timeout from now).
@@ -208,7 +205,6 @@ async function serveConnection(
     return
   }
   stranger.done()
-  const { session, slot } = admitted
   channel.setFrameLimit(Infinity)
   const what = `${session.role} ${session.subdir === '' ? '/' : session.subdir}`
   opts.log(`${peer} ${what}: session started`)
@@ -221,50 +217,8 @@ async function serveConnection(
     opts.log(`${peer} ${what}: ${e.code}: ${e.message}`)
     channel.fail(e)
   } finally {
-    slot.release()
+    slot?.release()
   }
-}
-
-async function serverHandshake(
-  channel: WsChannel, opts: ServerOptions, peer: string, admission: Admission,
-): Promise<{ session: Session; slot: Slot }> {
-  const versions = opts.versions ?? SUPPORTED_VERSIONS
-  const serverChallenge = newChallenge()
-  await channel.send({ t: 'hello', versions: [...versions], server: SERVER_NAME, challenge: serverChallenge })
-  const auth = await channel.receive()
-  if (auth === null) throw new DsyncError('NETWORK', 'the client left during the handshake')
-  if (auth.t !== 'auth') throw new DsyncError('BAD_MESSAGE', `expected 'auth' after 'hello', got '${auth.t}'`)
-  if (!versions.includes(auth.version)) {
-    throw new DsyncError(
-      'PROTOCOL_VERSION',
-      `the client chose protocol version ${auth.version}; this server speaks ${versions.join(', ')}; upgrade dsync on the older side`,
-    )
-  }
-  const transcript = {
-    version: auth.version, serverChallenge, clientChallenge: auth.challenge, role: auth.role, subdir: auth.subdir,
-  }
-  if (opts.token !== null && !verifyMac(clientMac(opts.token, transcript), auth.mac)) {
-    throw new DsyncError(
-      'AUTH_FAILED',
-      auth.mac.length === 0
-        ? 'this server requires a token; pass --token-file or set DSYNC_TOKEN'
-        : 'wrong token; check --token-file or DSYNC_TOKEN on both sides',
-    )
-  }
-  // Only a peer that proved the token learns that the server is full.
-  const slot = admission.admitSession()
-  if (typeof slot === 'string') throw new DsyncError('BUSY', slot)
-  try {
-    await channel.send({
-      t: 'welcome',
-      version: auth.version,
-      mac: opts.token === null ? new Uint8Array(0) : serverMac(opts.token, transcript),
-    })
-  } catch (err) {
-    slot.release()
-    throw err
-  }
-  return { session: { role: auth.role, subdir: auth.subdir, options: auth.options, peer }, slot }
 }
 
 function asDsyncError(err: unknown): DsyncError {

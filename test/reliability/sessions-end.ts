@@ -3,12 +3,12 @@
 // seed's signature, mid-data, after dataEnd — must not hold the tree. The next legitimate push
 // to the same tree finishes within seconds and leaves the trees equal.
 import t, { type Test } from 'tap'
-import { cp, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { push } from '../../src/sync/index.js'
-import { cutPull, cutPush, tempLeftovers, treeState, within } from '../support/hostile.js'
+import { cutPull, cutPush, pushedTemplate, serverOnCopy, tempLeftovers, treeState, within } from '../support/hostile.js'
 import { randomBytes } from '../support/random.js'
-import { clientOpts, startServer, TOKEN } from '../support/sync.js'
+import { clientOpts } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
 
 /** The next push must finish within this; a frozen tree waits forever (5 min idle timeout). */
@@ -22,29 +22,6 @@ function smallFiles(seed: number): Record<string, Uint8Array> {
   for (let i = 0; i < 8; i++) out[`s${i}.txt`] = randomBytes(seed + i, 4096 + i * 100)
   out['sub/x.txt'] = randomBytes(seed + 99, 3000)
   return out
-}
-
-/**
- * A server on a fresh copy of `template` (a tree with its .dsync store, no server on it): each
- * cut gets its own server, so one frozen tree fails one case instead of every case after it.
- */
-async function serverOnCopy(t: Test, template: string): Promise<{ url: string; work: string }> {
-  const work = await tempTree(t)
-  await cp(template, work, { recursive: true, preserveTimestamps: true })
-  const server = await startServer(t, work)
-  return { url: server.url, work }
-}
-
-/** The template tree: `home` pushed once to a server that is then closed. */
-async function pushedTemplate(t: Test, home: string): Promise<string> {
-  const template = await tempTree(t)
-  const { serve } = await import('../../src/sync/index.js')
-  const ac = new AbortController()
-  const server = await serve({ root: template, host: '127.0.0.1', port: 0, token: TOKEN, log: () => undefined, signal: ac.signal })
-  await push(home, server.url, clientOpts())
-  ac.abort()
-  await server.close()
-  return template
 }
 
 /** A legitimate push with a small change, bounded in time; then the trees must be equal. */

@@ -5,7 +5,8 @@
  * chosen message, and tree checks (temp-file litter, torn files, a sentinel outside the root).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { lstat, readFile, readdir } from 'node:fs/promises'
+import { cp, lstat, readFile, readdir } from 'node:fs/promises'
+import type { Test } from 'tap'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { WebSocket } from 'ws'
@@ -14,10 +15,11 @@ import { decodeSignature, EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/i
 import { digestBytes, type FileDigest } from '../../src/hash/index.js'
 import { connect, LIMITS, type Channel, type FileEntry, type Message, type Role, type SessionOptions } from '../../src/net/index.js'
 import { sampleChunks } from '../../src/store/index.js'
-import { SYNC_CHUNK_PARAMS } from '../../src/sync/index.js'
+import { push, serve, SYNC_CHUNK_PARAMS } from '../../src/sync/index.js'
 import type { Chunk } from '../../src/types.js'
 import { OPTIONS } from './net.js'
-import { TOKEN } from './sync.js'
+import { clientOpts, startServer, TOKEN } from './sync.js'
+import { tempTree } from './temp.js'
 
 /** dsync's executable, from dist/test/support/. */
 export const DSYNC_BIN = fileURLToPath(new URL('../../../bin/dsync.js', import.meta.url))
@@ -286,3 +288,26 @@ async function cutSession(role: Role, dir: string, url: string, when: { sent?: M
     await store.close()
   }
 }
+
+/**
+ * A server on a fresh copy of `template` (a tree with its .dsync store, no server on it): each
+ * cut gets its own server, so one frozen tree fails one case instead of every case after it.
+ */
+export async function serverOnCopy(t: Test, template: string, log?: string[]): Promise<{ url: string; work: string }> {
+  const work = await tempTree(t)
+  await cp(template, work, { recursive: true, preserveTimestamps: true })
+  const server = await startServer(t, work, log === undefined ? {} : { log })
+  return { url: server.url, work }
+}
+
+/** The template tree: `home` pushed once to a server that is then closed. */
+export async function pushedTemplate(t: Test, home: string): Promise<string> {
+  const template = await tempTree(t)
+  const ac = new AbortController()
+  const server = await serve({ root: template, host: '127.0.0.1', port: 0, token: TOKEN, log: () => undefined, signal: ac.signal })
+  await push(home, server.url, clientOpts())
+  ac.abort()
+  await server.close()
+  return template
+}
+

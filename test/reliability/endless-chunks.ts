@@ -43,7 +43,7 @@ async function endlessChunks(url: string, declaredSize: number, chunkLength: num
       chunks.push({ offset, length: chunkLength, fp: fingerprintFromBytes(fps, (i % 64) * 16) })
       offset += chunkLength
     }
-    const msg: Message = { t: 'chunks', id, chunks, more: true }
+    const msg: Message = { t: 'chunks', id, size: declaredSize, chunks, more: true }
     try {
       await channel.send(msg)
     } catch {

@@ -59,7 +59,7 @@ export function chunkMessages(id: number, data: Uint8Array): Message[] {
   for (let i = 0; i === 0 || i < list.length; i += LIMITS.maxChunksPerMessage) {
     const end = i + LIMITS.maxChunksPerMessage
     out.push({
-      t: 'chunks', id, chunks: list.slice(i, end), ...(sampled && { sampled: true }),
+      t: 'chunks', id, size: data.length, chunks: list.slice(i, end), ...(sampled && { sampled: true }),
       ...(end < list.length ? { more: true } : { digest: digestBytes(data) }),
     })
   }

@@ -214,7 +214,9 @@ export interface CliProcess {
 /** Spawns `node bin/dsync.js …args` with the test token in the environment. */
 export function spawnDsync(args: readonly string[], env: Record<string, string> = {}, wrap: readonly string[] = []): CliProcess {
   const argv = [...wrap, process.execPath, DSYNC_BIN, ...args]
-  const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, DSYNC_TOKEN: TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  // Without the test runner's NODE_OPTIONS (tap's loader): the child is a plain dsync process.
+  const { NODE_OPTIONS: _, ...base } = process.env
+  const child = spawn(argv[0]!, argv.slice(1), { env: { ...base, DSYNC_TOKEN: TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   const waiters: { re: RegExp; resolve: () => void }[] = []
   const p: CliProcess = {
     child,

@@ -14,7 +14,14 @@ import { clientOpts } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
 
 const BIG = 20 * 1024 * 1024
-const NEXT_PUSH_MS = 10_000
+/** A frozen tree waits forever; 15 s leaves room for a 20 MiB delta on a loaded 2-core machine. */
+const NEXT_PUSH_MS = 15_000
+/** Node starts in ~0.3 s idle, but took over 10 s under a load average of 20 here. */
+const START_MS = 30_000
+
+// Six real node processes and a 20 MiB tree per case: more than tap's default 120 s when the
+// machine is busy.
+t.setTimeout(300_000)
 
 function versions(): [Record<string, Uint8Array>, Record<string, Uint8Array>] {
   const a: Record<string, Uint8Array> = { 'big.bin': randomBytes(21, BIG) }
@@ -53,11 +60,10 @@ t.test('kill -9 of a pushing client at several points: no torn file, no stuck tr
   const started = (n: number) => () => log.filter((l) => l.includes('session started')).length >= n
   const points: { what: string; wait: (n: number) => Promise<void> }[] = [
     { what: 'at once (before it connects)', wait: async () => undefined },
-    { what: 'when its session starts', wait: (n) => until('session start', 10_000, started(n)) },
-    { what: '300 ms into its session (scanning, or the server signing big.bin)', wait: async (n) => { await until('session start', 10_000, started(n)); await sleep(300) } },
-    { what: '700 ms into its session', wait: async (n) => { await until('session start', 10_000, started(n)); await sleep(700) } },
-    { what: 'when a temp file appears on the server (mid-data)', wait: () => until('a temp file', 15_000, async () => (await tempLeftovers(work)).length > 0) },
-    { what: 'after its first settled file (-v line)', wait: () => until('a -v line', 15_000, () => /\S/.test(cli?.stdout ?? '')) },
+    { what: 'when its session starts', wait: (n) => until('session start', START_MS, started(n)) },
+    { what: '300 ms into its session (scanning, or the server signing big.bin)', wait: async (n) => { await until('session start', START_MS, started(n)); await sleep(300) } },
+    { what: 'when a temp file appears on the server (mid-data)', wait: () => until('a temp file', START_MS, async () => (await tempLeftovers(work)).length > 0) },
+    { what: 'after its first settled file (-v line)', wait: () => until('a -v line', START_MS, () => /\S/.test(cli?.stdout ?? '')) },
   ]
   let cli: ReturnType<typeof spawnDsync> | undefined
   for (const point of points) {

@@ -71,7 +71,8 @@ async function endlessStream(seconds: number): Promise<Cell[][]> {
   const fps = seededBytes(5, 16 * 64)
   let sent = 0
   let sessions = 0
-  let refusals = 0
+  /** how the server ended each hostile session: error code → count */
+  const endings = new Map<string, number>()
   const options = { dryRun: false, delete: false, checksum: false, threshold: 0.5, metric: 'dice', force: false, exclude: [] }
   while (Date.now() - started < seconds * 1000) {
     sessions++
@@ -83,7 +84,8 @@ async function endlessStream(seconds: number): Promise<Cell[][]> {
       try {
         for await (const m of channel.messages()) if (m.t === 'want') wanted(m.id)
       } catch (err) {
-        if ((err as { code?: string }).code === 'BAD_MESSAGE') refusals++
+        const code = (err as { code?: string }).code ?? 'unknown'
+        endings.set(code, (endings.get(code) ?? 0) + 1)
       }
       ended = true
       wanted(-1)
@@ -115,7 +117,7 @@ async function endlessStream(seconds: number): Promise<Cell[][]> {
   server.child.kill('SIGINT')
   await server.exited
   await rm(root, { recursive: true, force: true })
-  return [[`endless chunk stream ${seconds} s`, 'server (receiver)', mib(peak), wall, sent / 1e6 / wall, `${sessions} sessions, ${refusals} refused with BAD_MESSAGE, ${mib(sent)} MiB sent`]]
+  return [[`endless chunk stream ${seconds} s`, 'server (receiver)', mib(peak), wall, sent / 1e6 / wall, `${sessions} sessions, ended by the server: ${[...endings].map(([c, n]) => `${n} ${c}`).join(', ') || 'none'}; ${mib(sent)} MiB sent`]]
 }
 
 export async function run(): Promise<void> {

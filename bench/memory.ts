@@ -7,7 +7,7 @@
  * The data is seeded: a 64 MiB random block repeated, a counter stamped every 4 KiB so no chunk
  * repeats (no dedup, no local copies). Its files are removed at the end.
  *
- *   npm run bench -- memory [--size 4g] [--seconds 10]
+ *   npm run bench -- memory [--size 4g] [--seconds 10] [--endless-only]
  */
 import { mkdtemp, open, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -117,12 +117,18 @@ async function endlessStream(seconds: number): Promise<Cell[][]> {
   server.child.kill('SIGINT')
   await server.exited
   await rm(root, { recursive: true, force: true })
+  const said = server.output.stderr.split('\n').filter((l) => /BAD_MESSAGE|NETWORK|refused|error/i.test(l)).slice(0, 3)
+  console.log(`endless stream: the server said: ${said.length > 0 ? said.join(' | ') : '(nothing about the hostile sessions)'}`)
   return [[`endless chunk stream ${seconds} s`, 'server (receiver)', mib(peak), wall, sent / 1e6 / wall, `${sessions} sessions, ended by the server: ${[...endings].map(([c, n]) => `${n} ${c}`).join(', ') || 'none'}; ${mib(sent)} MiB sent`]]
 }
 
 export async function run(): Promise<void> {
   const argv = process.argv.slice(2)
   const size = parseSize(flag(argv, 'size') ?? '4g')
+  if (argv.includes('--endless-only')) {
+    printTable('server memory under an endless chunk stream', ['case', 'side', 'peak RSS MiB', 'wall s', 'MB/s', 'note'], await endlessStream(Number(flag(argv, 'seconds') ?? 10)))
+    return
+  }
   const seconds = Number(flag(argv, 'seconds') ?? 10)
   printEnvironment()
   const rows: Cell[][] = []

@@ -3,6 +3,7 @@ import type { Readable, Writable } from 'node:stream'
 import { DsyncError } from '../errors.js'
 import { CLOSE, serveChannel, StreamChannel } from '../net/index.js'
 import { runServedSession } from './served-session.js'
+import { TreeLock } from './tree-lock.js'
 
 /** `dsync serve --stdio`: what it serves and where its bytes go. */
 export interface ServeStdioOptions {
@@ -36,7 +37,7 @@ export async function serveStdio(o: ServeStdioOptions): Promise<void> {
         token: null,
         log: o.log,
         onSession: (ch, session) =>
-          runServedSession(ch, session, { root, log: o.log, signal: o.signal, ...(o.idleTimeoutMs !== undefined && { idleTimeoutMs: o.idleTimeoutMs }) }),
+          runServedSession(ch, session, { root, log: o.log, signal: o.signal, lock: new TreeLock(root), ...(o.idleTimeoutMs !== undefined && { idleTimeoutMs: o.idleTimeoutMs }) }),
       },
       'stdio',
     )

@@ -6,6 +6,7 @@ import { runReceiver } from './receiver.js'
 import { SyncReport } from './report.js'
 import { runSender } from './sender.js'
 import { ensureDirectory, SYNC_CHUNK_PARAMS, withStore } from './session.js'
+import type { TreeLock } from './tree-lock.js'
 
 /** What a served session runs against. */
 export interface ServedSessionOptions {
@@ -15,17 +16,15 @@ export interface ServedSessionOptions {
   readonly signal: AbortSignal
   /** a session with no bytes moving either way this long is closed (default 5 min) */
   readonly idleTimeoutMs?: number
-  /** Runs `fn` holding the tree (the WebSocket server's TreeLock, which tells a waiting client
-   *  so over `channel`). Absent: no lock, as `serve --stdio` runs one session per process. */
-  readonly hold?: (channel: Channel, fn: () => Promise<void>) => Promise<void>
+  /** The served tree's lock: sessions (of any process) run one at a time on it. */
+  readonly lock: TreeLock
 }
 
 /**
  * One session on the server side, after the handshake: the receiver role for a push, the
  * sender role for a pull, in the subdir the client named (created for a push, as rsync creates
- * its destination), and one log line of totals. The same for every transport: it is the body
- * of `serve()`'s `onSession` in src/sync/serve.ts (as of main 4761ad3), which can call it with
- * `hold: (ch, fn) => tree.hold(() => waitingNotices(ch, s.peer, o.log), fn)`.
+ * its destination), and one log line of totals. The same for every transport (`serve`,
+ * `serve --stdio`). A session that must wait for the tree tells its client so.
  */
 export async function runServedSession(peerChannel: Channel, s: Session, o: ServedSessionOptions): Promise<void> {
   const channel = withIdleTimeout(peerChannel, o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS)
@@ -34,8 +33,7 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
     // Said with the client's path, not the server's: the server's layout is its own.
     throw new DsyncError('NOT_FOUND', `/${s.subdir}: no such directory on the server; check the URL's path`)
   }
-  const hold = o.hold ?? ((_channel, fn) => fn())
-  await hold(channel, async () => {
+  await o.lock.hold(() => waitingNotices(channel, s.peer, o.log), o.signal, async () => {
     await ensureDirectory(base, s.role === 'push' && !s.options.dryRun)
     await withStore(base, async (store) => {
       const report = new SyncReport()
@@ -64,4 +62,22 @@ async function isDirectory(path: string): Promise<boolean> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return false
     throw err
   }
+}
+
+/** While a session waits for the tree, the client hears so this often (it also keeps the
+ *  waiting session from looking idle). */
+const WAIT_NOTICE_MS = 30_000
+
+/** Tells a waiting client why nothing happens yet, now and every WAIT_NOTICE_MS; returns the
+ *  function that stops the notices. */
+function waitingNotices(channel: Channel, peer: string, log: (line: string) => void): () => void {
+  const say = (): void => {
+    channel.send({ t: 'notice', message: 'waiting for another session on this tree to finish' }).catch(() => {
+      // Policy: a client gone while waiting is noticed by the session itself once it starts.
+    })
+  }
+  log(`${peer}: waiting for another session on this tree`)
+  say()
+  const timer = setInterval(say, WAIT_NOTICE_MS)
+  return () => clearInterval(timer)
 }

@@ -15,6 +15,9 @@ export interface Channel {
   messages(): AsyncIterable<Message>
   /** Closes the session: 1000 (the default) is a normal end. */
   close(code?: number, reason?: string): void
+  /** Ends the session for `err`: tells the peer why (an `error` message, best effort), closes
+   *  (1008), and makes the local `messages()` throw `err`. */
+  fail(err: DsyncError): void
   /** Frame payload bytes sent and received on this session, handshake included. */
   readonly stats: { bytesSent: number; bytesReceived: number }
 }

@@ -24,6 +24,7 @@ export function withIdleTimeout(channel: Channel, ms: number = DEFAULT_IDLE_TIME
   return {
     send: (msg) => channel.send(msg),
     close: (code, reason) => channel.close(code, reason),
+    fail: (err) => channel.fail(err),
     get stats() {
       return channel.stats
     },

@@ -8,7 +8,7 @@ import {
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
-import { CLOSE, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
+import type { Channel, FileEntry, Message, SessionOptions } from '../net/index.js'
 import { metricByName, profile } from '../similarity/index.js'
 import { sampleChunks, scanTree, type FileRecord, type Store } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
@@ -17,7 +17,7 @@ import { checkOverwrite, conflictCopyPath, isConflictCopy } from './conflict.js'
 import { Semaphore } from './limit.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
-import { SessionScope } from './session-scope.js'
+import { sessionError, SessionScope } from './session-scope.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
 export interface ReceiverDeps {
@@ -173,7 +173,7 @@ class Receiver {
     private readonly d: ReceiverDeps,
   ) {
     this.#out = new SendChain(channel)
-    this.#scope = new SessionScope(d.signal, () => channel.close(CLOSE.goingAway, 'receiver failed'))
+    this.#scope = new SessionScope(d.signal, (err) => channel.fail(sessionError(err, 'receiver')))
     this.#signal = this.#scope.signal
     this.#fetchSlots = new Semaphore(MAX_FETCHES, this.#signal)
     this.#alone = new Semaphore(1, this.#signal)
@@ -275,7 +275,10 @@ class Receiver {
     if (room < msg.chunks.length || msg.sampled === true) t.partialList = true
     if (msg.more === true) return
     // No digest: the sender could not read the file after all (it said why in a notice).
-    if (msg.digest === undefined) return this.#settle(t)
+    if (msg.digest === undefined) {
+      this.#settle(t)
+      return this.#maybeFinish()
+    }
     t.digest = msg.digest
     this.#decideInTask(t)
   }
@@ -417,14 +420,15 @@ class Receiver {
     }
   }
 
-  /** The file is done (written, kept, failed or given up): its memory and window slot go. */
+  /** The file is done (written, kept, failed or given up): its memory and window slot go.
+   *  The session's end is looked at when the file's task ends (#decideInTask), after its
+   *  result went out and any retry of it was queued. */
   #settle(t: Transfer): void {
     if (!this.#transfers.delete(t.id)) return
     this.#heldChunks -= Math.min(t.chunks.length, this.#heldChunks)
     t.chunks = []
     if (t.wanted) this.#wanted--
     this.#pumpWants()
-    this.#maybeFinish()
   }
 
   /**
@@ -524,12 +528,15 @@ class Receiver {
       try {
         if (await this.#resolveLocally(t, t.digest!)) return this.#settle(t)
       } catch (err) {
-        this.#settle(t)
-        return this.#fail(t.entry.path, asFileError(err, t.entry.path, 'settle it'), t.id)
+        this.#fail(t.entry.path, asFileError(err, t.entry.path, 'settle it'), t.id)
+        return this.#settle(t)
       }
       return this.#decideAndFetch(t)
     }
-    this.#scope.spawn(() => this.#fetchSlots.with(() => (this.#diskFull ? this.#alone.with(work) : work())))
+    this.#scope.spawn(
+      () => this.#fetchSlots.with(() => (this.#diskFull ? this.#alone.with(work) : work())),
+      () => this.#maybeFinish(),
+    )
   }
 
   async #decideAndFetch(t: Transfer): Promise<void> {
@@ -562,9 +569,8 @@ class Receiver {
       ...(decision.note !== undefined && { message: decision.note }),
     }
     if (this.d.options.dryRun) {
-      this.#settle(t)
       this.#event(event, id)
-      return
+      return this.#settle(t)
     }
     const seedProfile = cands.find((c) => c.path === decision.seed)?.profile
     // A sampled list holds a fraction of the file's bytes: scale what it shows to the whole.
@@ -619,8 +625,8 @@ class Receiver {
       // The sender's list describes the file written when it is whole (not a sample, not cut
       // short); else the chunks are computed here.
       await this.#record(path, abs, res.digest, t.partialList ? undefined : t.chunks)
-      this.#settle(t)
       this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
+      this.#settle(t)
     } catch (err) {
       t.queue?.close()
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
@@ -628,23 +634,23 @@ class Receiver {
         t.retried = true
         return this.#fetch(t, null, { ...event, action: t.current ? 'whole' : 'new' })
       }
-      this.#settle(t)
+      // A retry is queued before this file lets go of its slot, so the session cannot look
+      // finished in between.
       if (isNoSpace(err) && !t.retriedForSpace && !signal.aborted) {
         // From now on one file at a time, each after a check of its room: this one again,
         // after the files already queued (some of which may fit).
         this.#diskFull = true
         this.#enqueue({ ...this.#newTransfer(t.entry, t.current, t.attempt), retriedForSpace: true })
-        return
-      }
-      if (isDsyncError(err, 'SOURCE_CHANGED') && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
+      } else if (isDsyncError(err, 'SOURCE_CHANGED') && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
         // Changed on the sender while it was read: ask again; the sender reads it afresh.
         this.#enqueue(this.#newTransfer(t.entry, t.current, t.attempt + 1))
-        return
+      } else {
+        const e = isDsyncError(err, 'SOURCE_CHANGED')
+          ? new DsyncError('SOURCE_CHANGED', `${path}: changed on the sender each of the ${t.attempt} times it was sent; not written (run again once it is stable)`, { path })
+          : asFileError(err, path, 'write it')
+        this.#fail(path, e, t.id)
       }
-      const e = isDsyncError(err, 'SOURCE_CHANGED')
-        ? new DsyncError('SOURCE_CHANGED', `${path}: changed on the sender each of the ${t.attempt} times it was sent; not written (run again once it is stable)`, { path })
-        : asFileError(err, path, 'write it')
-      this.#fail(path, e, t.id)
+      this.#settle(t)
     }
   }
 

@@ -2,11 +2,11 @@ import type { ChunkParams } from '../chunk/index.js'
 import { decodeSignature, EMPTY_SIGNATURE, encodeDelta, type DeltaStats } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { chunkPath, openFileSource, resolveInside } from '../fs/index.js'
-import { CLOSE, LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
+import { LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { sampleChunks, scanTree, type FileRecord, type Store } from '../store/index.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
-import { SessionScope } from './session-scope.js'
+import { sessionError, SessionScope } from './session-scope.js'
 
 /** Everything the sender role needs, given by the flow (push on the client, pull on the server). */
 export interface SenderDeps {
@@ -49,7 +49,7 @@ type ResultMessage = Extract<Message, { t: 'result' }>
  * Returns when the receiver says `done`.
  */
 export async function runSender(channel: Channel, d: SenderDeps): Promise<void> {
-  const scope = new SessionScope(d.signal, () => channel.close(CLOSE.goingAway, 'sender failed'))
+  const scope = new SessionScope(d.signal, (err) => channel.fail(sessionError(err, 'sender')))
   const signal = scope.signal
   const out = new SendChain(channel)
   // A file or directory that cannot be read is one error line, here and at the receiver (so a
@@ -205,8 +205,14 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   await out.flushed()
   // Unchanged files cost no message on the wire (a no-op sync stays small): they are the files
   // the receiver reported nothing about.
+  // A file asked for is not unchanged: without a word on it from the receiver, say so.
   const reported = new Set(d.report.events.map((e) => e.path))
-  for (const [path, rec] of records) if (!reported.has(path)) d.report.add({ path, action: 'unchanged', size: rec.size })
+  const wanted = new Set(paths.values())
+  for (const [path, rec] of records) {
+    if (reported.has(path)) continue
+    if (wanted.has(path)) d.report.add({ path, action: 'error', code: 'BAD_MESSAGE', message: `${path}: asked for, but the receiver never said what became of it; run again` })
+    else d.report.add({ path, action: 'unchanged', size: rec.size })
+  }
 }
 
 function eventFromResult(m: ResultMessage, s: DeltaStats | undefined): FileEvent {

@@ -1,5 +1,9 @@
-import { isDsyncError } from '../errors.js'
+import { setMaxListeners } from 'node:events'
+import { DsyncError, isDsyncError } from '../errors.js'
 import { abortError } from './byte-queue.js'
+
+/** Listeners a session's signal may have at once without Node warning of a leak. */
+const SESSION_MAX_LISTENERS = 64
 
 /**
  * The lifetime of one session, as one structure: an AbortSignal that every file task, read,
@@ -29,6 +33,10 @@ export class SessionScope {
     private readonly onFailure: (err: unknown) => void = () => undefined,
   ) {
     this.signal = AbortSignal.any([parent, this.#ac.signal])
+    // Each file in flight listens to the signal (its queue, its semaphore wait) and stops when
+    // the file is done: the count is bounded by the session's concurrency (16 fetches at
+    // once), not by its files. Node's default warning threshold, 10, would cry leak at 11.
+    setMaxListeners(SESSION_MAX_LISTENERS, this.signal)
     this.signal.addEventListener('abort', () => this.abort(abortError(this.signal)), { once: true })
   }
 
@@ -66,4 +74,11 @@ export class SessionScope {
     while (this.#running.size > 0) await Promise.allSettled([...this.#running])
     if (this.#error) throw this.#error.err
   }
+}
+
+/** What the peer is told when a role's session fails: the DsyncError itself (BAD_MESSAGE for
+ *  its bad input, …), or INTERNAL for anything else (a bug here). */
+export function sessionError(err: unknown, role: string): DsyncError {
+  if (isDsyncError(err)) return err
+  return new DsyncError('INTERNAL', `the ${role} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
 }

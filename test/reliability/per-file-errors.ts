@@ -68,6 +68,7 @@ t.test('a file that vanishes between the scan and the send: an error for it, the
   const hooked = {
     get stats() { return channel.stats },
     close: channel.close.bind(channel),
+    fail: channel.fail.bind(channel),
     messages: () => channel.messages(),
     async send(m: Parameters<typeof channel.send>[0]) {
       await channel.send(m)

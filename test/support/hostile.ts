@@ -140,6 +140,7 @@ export function cutAfter(channel: Channel, when: { sent?: Message['t']; received
       return channel.stats
     },
     close: (code, reason) => channel.close(code, reason),
+    fail: (err) => channel.fail(err),
     async send(msg) {
       await channel.send(msg)
       if (msg.t === when.sent && hit()) cut()

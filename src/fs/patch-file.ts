@@ -14,7 +14,7 @@ export async function patchFile(
   delta: AsyncIterable<Uint8Array>,
   outPath: string,
   opts: AtomicWriteOptions = {},
-): Promise<{ size: number; digest: FileDigest }> {
+): Promise<{ size: number; digest: FileDigest; copiedBytes: number; literalBytes: number }> {
   const seed = seedPath === null ? null : await openSeedReader(seedPath)
   try {
     return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal }), opts)

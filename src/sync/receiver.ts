@@ -475,7 +475,7 @@ class Receiver {
       // the file did not change while being sent; else the chunks are computed here.
       await this.#record(path, abs, res.digest, res.digest === t.digest && t.sampled !== true ? t.chunks : undefined)
       this.#transfers.delete(t.id)
-      this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
+      this.#event({ ...event, copiedBytes: res.copiedBytes, literalBytes: res.literalBytes, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
     } catch (err) {
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.

@@ -1,10 +1,11 @@
 import { resolve } from 'node:path'
 import { DsyncError } from '../errors.js'
-import { CLOSE, connect, type Role, type SessionOptions } from '../net/index.js'
+import { CLOSE, connect, withBandwidthLimit, withIdleTimeout, type Role, type SessionOptions } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport, type FileEvent } from './report.js'
 import { runSender } from './sender.js'
-import { ensureDirectory, sessionOptions, SYNC_CHUNK_PARAMS, withStore, type SyncResult } from './session.js'
+import { withLocalTree } from './local-tree.js'
+import { sessionOptions, SYNC_CHUNK_PARAMS, type SyncResult } from './session.js'
 
 /** How to reach the server and what to ask of the session. */
 export interface ClientOptions extends Partial<SessionOptions> {
@@ -17,18 +18,23 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly onProgress?: (settledBytes: number, totalBytes: number) => void
   /** (push) each piece of file data sent, in bytes */
   readonly onBytes?: (bytes: number) => void
+  /** end the session (NETWORK) when no byte moves either way for this long; 0 or absent: never */
+  readonly idleTimeoutMs?: number
+  /** file data at most this fast, either way, in bytes per second; 0 or absent: no limit */
+  readonly bytesPerSecond?: number
 }
 
 /**
  * One client session: opens the local tree's store, connects, and runs the local role — the
- * sender for a push, the receiver for a pull (which creates the local directory if needed).
+ * sender for a push, the receiver for a pull (which creates the local directory if needed; a
+ * dry run creates nothing: see withLocalTree).
  */
 async function runClient(role: Role, localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
-  const root = resolve(localDir)
-  await ensureDirectory(root, role === 'pull' && !o.dryRun)
   const options = sessionOptions(o)
-  return withStore(root, async (store) => {
-    const { channel } = await connect(url, { token: o.token, role, options, ...(o.ca && { ca: o.ca }), signal: o.signal })
+  return withLocalTree(resolve(localDir), { create: role === 'pull', dryRun: options.dryRun }, async (root, store) => {
+    const { channel: connected } = await connect(url, { token: o.token, role, options, ...(o.ca && { ca: o.ca }), signal: o.signal })
+    const limited = o.bytesPerSecond ? withBandwidthLimit(connected, o.bytesPerSecond, { signal: o.signal }) : connected
+    const channel = o.idleTimeoutMs ? withIdleTimeout(limited, o.idleTimeoutMs) : limited
     const report = new SyncReport(o.onEvent, o.onProgress)
     const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal }
     const started = Date.now()

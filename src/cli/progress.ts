@@ -36,6 +36,8 @@ export interface LiveOutput {
   readonly onProgress?: (settledBytes: number, totalBytes: number) => void
   /** Prints one line (without its newline): above the bar while the bar is shown. */
   line(text: string): void
+  /** Prints a message on stderr (without its newline): above the bar while it is shown. */
+  notice(text: string): void
   /** Removes the bar (lines still buffered are printed first). */
   stop(): void
 }
@@ -47,7 +49,11 @@ export interface LiveOutput {
  * above the bar and redraws it, instead of writing across it.
  */
 export function liveOutput(ctx: CliContext, progress: boolean): LiveOutput {
-  const plain: LiveOutput = { line: (text) => void ctx.stdout.write(text + '\n'), stop: () => undefined }
+  const plain: LiveOutput = {
+    line: (text) => void ctx.stdout.write(text + '\n'),
+    notice: (text) => void ctx.stderr.write(text + '\n'),
+    stop: () => undefined,
+  }
   if (!progress || ctx.stderr.isTTY !== true) return plain
   const multi = new cliProgress.MultiBar({
     stream: ctx.stderr as NodeJS.WritableStream,
@@ -82,6 +88,10 @@ export function liveOutput(ctx: CliContext, progress: boolean): LiveOutput {
     line: (text) => {
       if (bar !== undefined && throughBar) multi.log(text + '\n')
       else ctx.stdout.write(text + '\n')
+    },
+    notice: (text) => {
+      if (bar !== undefined) multi.log(text + '\n')
+      else ctx.stderr.write(text + '\n')
     },
     stop: () => {
       stopped = true

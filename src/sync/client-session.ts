@@ -5,7 +5,7 @@ import { runReceiver } from './receiver.js'
 import { SyncReport, type FileEvent } from './report.js'
 import { runSender } from './sender.js'
 import { withLocalTree } from './local-tree.js'
-import { sessionOptions, SYNC_CHUNK_PARAMS, type SyncResult } from './session.js'
+import { ensureDirectory, sessionOptions, SYNC_CHUNK_PARAMS, type SyncResult } from './session.js'
 
 /** How to reach the server and what to ask of the session. */
 export interface ClientOptions extends Partial<SessionOptions> {
@@ -18,6 +18,8 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly onProgress?: (settledBytes: number, totalBytes: number) => void
   /** (push) each piece of file data sent, in bytes */
   readonly onBytes?: (bytes: number) => void
+  /** what the server says that concerns no file (e.g. that it waits for another session) */
+  readonly onNotice?: (message: string) => void
   /** end the session (NETWORK) when no byte moves either way for this long; 0 or absent: never */
   readonly idleTimeoutMs?: number
   /** file data at most this fast, either way, in bytes per second; 0 or absent: no limit */
@@ -30,31 +32,36 @@ export interface ClientOptions extends Partial<SessionOptions> {
  * dry run creates nothing: see withLocalTree).
  */
 async function runClient(role: Role, localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
+  const root = resolve(localDir)
+  // A push needs its tree first; a pull creates its directory (and state) only once the server
+  // has let it in: a wrong token or a wrong URL leaves nothing behind.
+  if (role === 'push') await ensureDirectory(root, false)
   const options = sessionOptions(o)
-  return withLocalTree(resolve(localDir), { create: role === 'pull', dryRun: options.dryRun }, async (root, store) => {
-    const { channel: connected } = await connect(url, { token: o.token, role, options, ...(o.ca && { ca: o.ca }), signal: o.signal })
-    const limited = o.bytesPerSecond ? withBandwidthLimit(connected, o.bytesPerSecond, { signal: o.signal }) : connected
-    const channel = o.idleTimeoutMs ? withIdleTimeout(limited, o.idleTimeoutMs) : limited
-    const report = new SyncReport(o.onEvent, o.onProgress)
-    const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal }
-    const started = Date.now()
-    // Ctrl+C: end the session at once, so neither side waits on the other.
-    const stop = (): void => channel.close(CLOSE.goingAway, 'interrupted')
-    o.signal.addEventListener('abort', stop, { once: true })
-    try {
+  const { channel: connected } = await connect(url, { token: o.token, role, options, ...(o.ca && { ca: o.ca }), signal: o.signal })
+  const limited = o.bytesPerSecond ? withBandwidthLimit(connected, o.bytesPerSecond, { signal: o.signal }) : connected
+  const channel = o.idleTimeoutMs ? withIdleTimeout(limited, o.idleTimeoutMs) : limited
+  // Ctrl+C: end the session at once, so neither side waits on the other.
+  const stop = (): void => channel.close(CLOSE.goingAway, 'interrupted')
+  o.signal.addEventListener('abort', stop, { once: true })
+  try {
+    const result = await withLocalTree(root, { create: role === 'pull', dryRun: options.dryRun }, async (tree, store) => {
+      const report = new SyncReport(o.onEvent, o.onProgress)
+      const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, ...(o.onNotice && { onNotice: o.onNotice }) }
+      const started = Date.now()
       if (role === 'push') await runSender(channel, { ...deps, ...(o.onBytes && { onBytes: o.onBytes }) })
       else await runReceiver(channel, { ...deps, now: () => new Date() })
-      channel.close()
-    } catch (err) {
-      // Not a normal close: the server must not take a half-done session for a finished one.
-      channel.close(CLOSE.goingAway, 'client stopped')
-      if (o.signal.aborted) throw new DsyncError('ABORTED', 'interrupted; files already written are complete, the rest are as they were: run the command again to finish', { cause: err })
-      throw err
-    } finally {
-      o.signal.removeEventListener('abort', stop)
-    }
-    return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
-  })
+      return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
+    })
+    channel.close()
+    return result
+  } catch (err) {
+    // Not a normal close: the server must not take a half-done session for a finished one.
+    channel.close(CLOSE.goingAway, 'client stopped')
+    if (o.signal.aborted) throw new DsyncError('ABORTED', 'interrupted; files already written are complete, the rest are as they were: run the command again to finish', { cause: err })
+    throw err
+  } finally {
+    o.signal.removeEventListener('abort', stop)
+  }
 }
 
 /** `dsync push LOCAL_DIR URL`: this side sends, the server receives. */

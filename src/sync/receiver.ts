@@ -1,4 +1,4 @@
-import { link, lstat, mkdir, rename, rm, rmdir, symlink } from 'node:fs/promises'
+import { link, lstat, mkdir, rename, rm, rmdir, statfs, symlink } from 'node:fs/promises'
 import { dirname, join, posix } from 'node:path'
 import { chunkList, cutterFor, type ChunkParams } from '../chunk/index.js'
 import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, MIN_MEASURABLE_CHUNKS, type SeedCandidate } from '../delta/index.js'
@@ -76,6 +76,19 @@ const WANT_WINDOW = 64
  */
 const MAX_HELD_CHUNKS = 256 * 1024
 
+/** Files this large get their room checked before they are asked for, even before the disk
+ *  has been found full: a statfs is nothing next to sending 64 MiB that cannot be written. */
+const ROOM_CHECK_BYTES = 64 * 1024 * 1024
+/** Free space kept beyond a file's own size (metadata, the store, other writers). */
+const ROOM_MARGIN_BYTES = 1024 * 1024
+
+/** True for a write that failed because the file system is full (or over quota). */
+function isNoSpace(err: unknown): boolean {
+  const cause = isDsyncError(err) ? err.cause : err
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code
+  return code === 'ENOSPC' || code === 'EDQUOT'
+}
+
 /** Times a file is asked for when it keeps changing on the sender while being sent. */
 const MAX_SOURCE_ATTEMPTS = 3
 
@@ -102,6 +115,8 @@ interface Transfer {
   queue?: ByteQueue
   /** retried whole after a delta rebuilt the wrong content (a weak-hash false match) */
   retried: boolean
+  /** asked for again after the disk was full, to be written alone */
+  retriedForSpace?: boolean
 }
 
 /**
@@ -132,6 +147,11 @@ class Receiver {
   /** directories with renamed-in files whose fsync is still due (done once, at the end) */
   readonly #dirty = new Set<string>()
   readonly #fetchSlots: Semaphore
+  /** Once the disk has been found full, files are written one at a time (this one slot), so a
+   *  file that fits is written instead of all failing together; and each file's room is
+   *  checked before a byte of it is asked for. */
+  readonly #alone: Semaphore
+  #diskFull = false
   /**
    * Directories (relative, '' = root) known to be real directories in the root: found by the
    * scan (lstat: not symlinks) or made by this session. A path whose parent is known needs no
@@ -156,6 +176,7 @@ class Receiver {
     this.#scope = new SessionScope(d.signal, () => channel.close(CLOSE.goingAway, 'receiver failed'))
     this.#signal = this.#scope.signal
     this.#fetchSlots = new Semaphore(MAX_FETCHES, this.#signal)
+    this.#alone = new Semaphore(1, this.#signal)
     this.#metric = metricByName(d.options.metric)
   }
 
@@ -496,17 +517,16 @@ class Receiver {
    *  decide, and fetch it (in a task: a local copy or a seed's signature must not stall the
    *  message pump). */
   #decideInTask(t: Transfer): void {
-    this.#scope.spawn(() =>
-      this.#fetchSlots.with(async () => {
-        try {
-          if (await this.#resolveLocally(t, t.digest!)) return this.#settle(t)
-        } catch (err) {
-          this.#settle(t)
-          return this.#fail(t.entry.path, asFileError(err, t.entry.path, 'settle it'), t.id)
-        }
-        return this.#decideAndFetch(t)
-      }),
-    )
+    const work = async (): Promise<void> => {
+      try {
+        if (await this.#resolveLocally(t, t.digest!)) return this.#settle(t)
+      } catch (err) {
+        this.#settle(t)
+        return this.#fail(t.entry.path, asFileError(err, t.entry.path, 'settle it'), t.id)
+      }
+      return this.#decideAndFetch(t)
+    }
+    this.#scope.spawn(() => this.#fetchSlots.with(() => (this.#diskFull ? this.#alone.with(work) : work())))
   }
 
   async #decideAndFetch(t: Transfer): Promise<void> {
@@ -569,6 +589,9 @@ class Receiver {
     const path = t.entry.path
     const signal = this.#signal
     try {
+      const abs = await this.#abs(path)
+      await this.#ensureParent(path, abs)
+      if (this.#diskFull || (t.size ?? 0) >= ROOM_CHECK_BYTES) await this.#checkRoom(path, abs, t.size ?? 0)
       const seedAbs = seed === null ? null : await this.#abs(seed)
       // Blocks sized for the change the chunk lists show: few regions changed, big blocks and a
       // small signature; many scattered edits, small blocks and little literal.
@@ -580,8 +603,6 @@ class Receiver {
           : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
       t.queue = new ByteQueue(signal)
       this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
-      const abs = await this.#abs(path)
-      await this.#ensureParent(path, abs)
       const conflictCopy = t.conflict && t.current ? await this.#keepConflictCopy(path, abs) : undefined
       const res = await patchFile(seedAbs, t.queue, abs, {
         mode: t.entry.mode,
@@ -604,6 +625,13 @@ class Receiver {
         return this.#fetch(t, null, { ...event, action: t.current ? 'whole' : 'new' })
       }
       this.#settle(t)
+      if (isNoSpace(err) && !t.retriedForSpace && !signal.aborted) {
+        // From now on one file at a time, each after a check of its room: this one again,
+        // after the files already queued (some of which may fit).
+        this.#diskFull = true
+        this.#enqueue({ ...this.#newTransfer(t.entry, t.current, t.attempt), retriedForSpace: true })
+        return
+      }
       if (isDsyncError(err, 'SOURCE_CHANGED') && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
         // Changed on the sender while it was read: ask again; the sender reads it afresh.
         this.#enqueue(this.#newTransfer(t.entry, t.current, t.attempt + 1))
@@ -613,6 +641,21 @@ class Receiver {
         ? new DsyncError('SOURCE_CHANGED', `${path}: changed on the sender each of the ${t.attempt} times it was sent; not written (run again once it is stable)`, { path })
         : asFileError(err, path, 'write it')
       this.#fail(path, e, t.id)
+    }
+  }
+
+  /** Refuses (IO, before a byte of the file is asked for) a file that cannot fit: its temp
+   *  file needs `size` bytes in the directory's file system while the old one still exists. */
+  async #checkRoom(path: string, abs: string, size: number): Promise<void> {
+    let free: number
+    try {
+      const fsInfo = await statfs(dirname(abs))
+      free = fsInfo.bavail * fsInfo.bsize
+    } catch (err) {
+      throw fsError(err, path, 'check the free space for it')
+    }
+    if (free < size + ROOM_MARGIN_BYTES) {
+      throw new DsyncError('IO', `${path}: not enough free space on the receiver (needs ${size} bytes, ${free} free); not sent. Free some space and run again`, { path })
     }
   }
 

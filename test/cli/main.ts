@@ -1,5 +1,5 @@
 import t from 'tap'
-import { readdir, stat } from 'node:fs/promises'
+import { readdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXIT_CODES } from '../../src/cli/exit-codes.js'
 import { DEFAULT_PORT, parseDsyncUrl } from '../../src/net/index.js'
@@ -41,6 +41,22 @@ t.test('with --json a failure prints a JSON error object on stdout (and the line
   t.equal(JSON.parse(sim.stdout).error.exit, 3)
   const plain = await runCli(['push', home, 'ws://127.0.0.1:1'], { env })
   t.equal(plain.stdout, '', 'no JSON without --json')
+})
+
+t.test('with --json a partial sync prints one object: the result, carrying the error', async (t) => {
+  const home = await tempTree(t, { 'a.txt': 'alpha', 'b.txt': 'beta' })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  t.equal((await runCli(['push', home, server.url], { env })).code, 0)
+  await writeFile(join(work, 'a.txt'), 'changed on the server')
+  const r = await runCli(['push', '--json', home, server.url], { env })
+  t.equal(r.code, EXIT_CODES.PARTIAL, r.stderr)
+  const lines = r.stdout.trimEnd().split('\n')
+  t.equal(lines.length, 1, 'one JSON object')
+  const j = JSON.parse(lines[0]!)
+  t.equal(j.ok, false)
+  t.match(j.error, { code: 'PARTIAL', exit: EXIT_CODES.PARTIAL, message: /1 kept as changed on the receiver/ })
+  t.ok(j.events.some((e: { path: string; action: string }) => e.path === 'a.txt' && e.action === 'kept'))
 })
 
 t.test('a URL where the directory goes: "arguments swapped?" with the usage', async (t) => {

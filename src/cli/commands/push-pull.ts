@@ -42,6 +42,9 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
     onEvent: (e: FileEvent) => {
       if (itemize(e)) live.line(formatEvent(e))
     },
+    onNotice: (message: string) => {
+      if (human) live.notice(`dsync: server: ${message}`)
+    },
     ...(live.onProgress && { onProgress: live.onProgress }),
   }
   let result: SyncResult
@@ -53,9 +56,15 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
   }
   const s = result.summary
   const kept = result.events.filter((e) => e.action === 'kept').length
+  const conflicts = s.conflicts - kept
+  const problems = [
+    s.errors > 0 && `${s.errors} file(s) failed`,
+    kept > 0 && `${kept} kept as changed on the receiver`,
+    conflicts > 0 && `${conflicts} changed on both sides (the receiver's version kept as a conflict copy)`,
+  ].filter((p): p is string => p !== false)
   const partial =
-    s.errors > 0 || kept > 0
-      ? new DsyncError('PARTIAL', `${s.errors} file(s) failed and ${kept} were kept as changed on the receiver; the rest were synced${o.verbose > 0 || o.json ? '' : ' (run with -v for details)'}`)
+    problems.length > 0
+      ? new DsyncError('PARTIAL', `${problems.join(', ')}; the rest were synced${o.verbose > 0 || o.json ? '' : ' (run with -v for details)'}`)
       : undefined
   if (o.json) {
     const error = partial && { error: jsonError(partial) }

@@ -23,7 +23,7 @@ export interface SyncCliOptions {
   exclude?: FilterRule[]
   include?: FilterRule[]
   excludeFrom?: FilterRule[]
-  /** 0 quiet-ish default, 1 (-v) changes, 2 (-vv) every file */
+  /** 0 (default): only the outcome line; 1 (-v): a line per change; 2 (-vv): a line per file */
   verbose: number
   quiet?: boolean
   progress?: boolean

@@ -39,6 +39,8 @@ export interface SyncCliOptions {
   timeout?: number
   /** --bwlimit, in bytes per second (0: none) */
   bwlimit?: number
+  rsh?: string
+  remoteDsync?: string
 }
 
 /** The filter rules of a parsed command line, in the order given. */
@@ -75,6 +77,8 @@ export function addSyncOptions(cmd: Command): Command {
     .addOption(new Option('--ca <file>', 'PEM certificate to trust for wss:// (a self-signed server)'))
     .option('--timeout <seconds>', 'end the session when no data moves either way for this long (0: never)', parseSeconds)
     .option('--bwlimit <rate>', 'limit file data to RATE KiB/s (suffixes K, M, G; 0: no limit), in either direction', parseRate)
+    .option('-e, --rsh <command>', "ssh: the remote-shell command, e.g. 'ssh -p 2222' (default: $DSYNC_RSH, else ssh)")
+    .option('--remote-dsync <command>', 'ssh: the dsync command on the remote host (default: dsync)')
 }
 
 /** Parses --timeout: whole seconds, 0 for none. */

@@ -1,4 +1,6 @@
+import type { DsyncError } from '../errors.js'
 import type { FileEvent, SyncSummary } from '../sync/index.js'
+import { EXIT_CODES } from './exit-codes.js'
 import { formatBytes, formatPercent } from './options.js'
 
 /** One itemized line per file event (`-v`), e.g. `delta      notes/plan.txt  from notes/plan.txt at 93.1%`. */
@@ -28,10 +30,36 @@ export function formatEvent(e: FileEvent): string {
   return `${e.action.padEnd(10)} ${e.path}${detail ? '  ' + detail : ''}`
 }
 
+/** `1 file`, `2 files`: a count with its noun, singular or plural. */
+export function plural(n: number, noun: string, nouns = noun + 's'): string {
+  return `${n} ${n === 1 ? noun : nouns}`
+}
+
+/** True when the run needed no file data: nothing sent, copied or deleted, no conflict. */
+function isNoOp(s: SyncSummary): boolean {
+  return s.transferred === 0 && s.copied === 0 && s.deleted === 0 && s.conflicts === 0
+}
+
+/** How the sender's files went: the parts add up to the total (deletions are not among them:
+ *  they are files the sender does not have). */
+function fileBreakdown(s: SyncSummary): string {
+  const parts = [
+    `${s.transferred} transferred`,
+    `${s.copied} copied locally`,
+    `${s.unchanged} unchanged`,
+    ...(s.conflicts > 0 ? [plural(s.conflicts, 'conflict')] : []),
+  ]
+  const other = s.files - s.transferred - s.copied - s.unchanged - s.conflicts
+  if (other > 0) parts.push(`${other} failed`)
+  return `${s.files} (${parts.join(', ')})`
+}
+
 /** The `--stats` block. */
 export function formatSummary(s: SyncSummary): string {
+  const onWire = s.wireBytesSent + s.wireBytesReceived
   const rows: [string, string][] = [
-    ['files', `${s.files} (${s.transferred} transferred, ${s.copied} copied locally, ${s.unchanged} unchanged, ${s.deleted} deleted)`],
+    ['files', fileBreakdown(s)],
+    ['deleted', `${s.deleted} (on the receiver: files the sender does not have)`],
     ['conflicts', String(s.conflicts)],
     ['errors', String(s.errors)],
     ['total size', formatBytes(s.totalBytes)],
@@ -39,8 +67,10 @@ export function formatSummary(s: SyncSummary): string {
     ['literal', `${formatBytes(s.literalBytes)} (before compression)`],
     ['wire sent', formatBytes(s.wireBytesSent)],
     ['wire received', formatBytes(s.wireBytesReceived)],
-    ['speedup', `${s.speedup.toFixed(1)}× (total size ÷ wire bytes)`],
-    ['files read', `${s.filesRead} (changed since the last scan; the rest matched size and mtime)`],
+    // A no-op sends only the file list: total size ÷ a few hundred bytes is a big number that
+    // says nothing about deltas.
+    ['speedup', isNoOp(s) ? `none to measure: nothing changed, ${formatBytes(onWire)} on the wire (the file list)` : `${s.speedup.toFixed(1)}× (total size ÷ wire bytes)`],
+    ['files read', `${s.filesRead} on this side (changed since its last scan; the rest matched size and mtime)`],
     ['time', `${(s.durationMs / 1000).toFixed(2)} s`],
   ]
   const w = Math.max(...rows.map(([k]) => k.length))
@@ -50,8 +80,18 @@ export function formatSummary(s: SyncSummary): string {
 /** The one line every sync prints, verbose or not. */
 export function formatOutcome(s: SyncSummary, dryRun: boolean): string {
   const would = dryRun ? ' (dry run: nothing changed)' : ''
-  const extra = [s.copied && `${s.copied} copied locally`, s.deleted && `${s.deleted} deleted`, s.conflicts && `${s.conflicts} conflicts`, s.errors && `${s.errors} errors`]
+  const extra = [
+    s.copied > 0 && `${s.copied} copied locally`,
+    s.deleted > 0 && `${s.deleted} deleted`,
+    s.conflicts > 0 && plural(s.conflicts, 'conflict'),
+    s.errors > 0 && plural(s.errors, 'error'),
+  ]
     .filter(Boolean)
     .join(', ')
-  return `${s.transferred} files transferred${extra ? ', ' + extra : ''}; ${formatBytes(s.wireBytesSent + s.wireBytesReceived)} on the wire${would}\n`
+  return `${plural(s.transferred, 'file')} transferred${extra ? ', ' + extra : ''}; ${formatBytes(s.wireBytesSent + s.wireBytesReceived)} on the wire${would}\n`
+}
+
+/** A failure as --json prints it: `{ "error": { "code", "message", "exit" } }` holds this. */
+export function jsonError(e: DsyncError): { code: string; message: string; exit: number } {
+  return { code: e.code, message: e.message, exit: EXIT_CODES[e.code] }
 }

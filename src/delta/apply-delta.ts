@@ -81,13 +81,15 @@ class BufferedSink {
  * trailing bytes), DIGEST_MISMATCH (the rebuilt target is not the one the delta describes) or
  * SOURCE_CHANGED (not the `expect`ed target); the sink may then have received part of a wrong
  * target, so write into a temp file (patchFile).
+ * Returns the target's size and digest, and how many of its bytes came from the seed (copied)
+ * and from the delta (literal): the receiver's side of the sender's DeltaStats.
  */
 export async function applyDelta(
   seed: SeedReader | null,
   delta: AsyncIterable<Uint8Array>,
   sink: ByteSink,
   opts: { signal?: AbortSignal; expect?: ExpectedTarget } = {},
-): Promise<{ size: number; digest: FileDigest }> {
+): Promise<{ size: number; digest: FileDigest; copiedBytes: number; literalBytes: number }> {
   const r = new StreamReader(delta)
   try {
     const got = await applyFrom(r, seed, sink, opts.signal, opts.expect?.size ?? Number.MAX_SAFE_INTEGER)
@@ -127,6 +129,7 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
   let frame: Uint8Array = new Uint8Array(0)
   let framePos = 0
   let prevCopyEnd = 0
+  let copiedBytes = 0
   for (;;) {
     if (signal?.aborted) throw new DsyncError('ABORTED', 'patch cancelled', { cause: signal.reason })
     const at = r.offset
@@ -142,6 +145,7 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
         done += n
       }
       prevCopyEnd = offset + length
+      copiedBytes += length
     } else if (op === OP.LIT) {
       const length = await r.varint('literal length')
       ensureData(length > 0 && length <= frame.length - framePos, `delta: literal of ${length} bytes overruns its frame, at byte ${at}`)
@@ -171,7 +175,7 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
       if (got !== digest) {
         throw new DsyncError('DIGEST_MISMATCH', 'the rebuilt file does not match the SHA-256 the delta carries (wrong seed, or a corrupted delta or seed)')
       }
-      return { size, digest }
+      return { size, digest, copiedBytes, literalBytes: size - copiedBytes }
     } else {
       throw new DsyncError('BAD_DATA', `delta is corrupted: unknown record type 0x${op.toString(16)} at byte ${at}`)
     }

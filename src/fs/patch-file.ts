@@ -15,7 +15,7 @@ export async function patchFile(
   delta: AsyncIterable<Uint8Array>,
   outPath: string,
   opts: AtomicWriteOptions & { noFollow?: boolean; expect?: ExpectedTarget } = {},
-): Promise<{ size: number; digest: FileDigest }> {
+): Promise<{ size: number; digest: FileDigest; copiedBytes: number; literalBytes: number }> {
   const seed = seedPath === null ? null : await openSeedReader(seedPath, { noFollow: opts.noFollow === true })
   try {
     return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect }), opts)

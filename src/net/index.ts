@@ -4,6 +4,7 @@ export type { Message, MessageTag, MessageOf, FileEntry, SessionOptions, Role } 
 export { encode, decode } from './codec.js'
 export { type Channel, type ChannelLimits, DEFAULT_CHANNEL_LIMITS, CLOSE, memoryChannelPair } from './channel.js'
 export { DEFAULT_IDLE_TIMEOUT_MS, withIdleTimeout } from './idle-timeout.js'
+export { TokenBucket, withBandwidthLimit, type BucketClock } from './bandwidth-limit.js'
 export { type ServerOptions, type Session, type RunningServer, startServer, isLoopbackHost } from './server.js'
 export { type ServerLimits, DEFAULT_SERVER_LIMITS } from './admission.js'
 export { CLOSE_TIMEOUT_MS } from './connection.js'

@@ -1,10 +1,12 @@
 import { resolve } from 'node:path'
 import { DsyncError } from '../errors.js'
-import { CLOSE, connectTransport, type Role, type SessionOptions } from '../net/index.js'
+import { CLOSE, connectTransport, withBandwidthLimit, withIdleTimeout, type Role, type SessionOptions } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport, type FileEvent } from './report.js'
 import { runSender } from './sender.js'
-import { ensureDirectory, sessionOptions, SYNC_CHUNK_PARAMS, withStore, type SyncResult } from './session.js'
+import { withLocalTree } from './local-tree.js'
+import { TreeLock } from './tree-lock.js'
+import { ensureDirectory, sessionOptions, SYNC_CHUNK_PARAMS, type SyncResult } from './session.js'
 
 /** How to reach the server and what to ask of the session. */
 export interface ClientOptions extends Partial<SessionOptions> {
@@ -23,12 +25,16 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly onBytes?: (bytes: number) => void
   /** what the server says that concerns no file (e.g. that it waits for another session) */
   readonly onNotice?: (message: string) => void
+  /** end the session (NETWORK) when no byte moves either way for this long; 0 or absent: never */
+  readonly idleTimeoutMs?: number
+  /** file data at most this fast, either way, in bytes per second; 0 or absent: no limit */
+  readonly bytesPerSecond?: number
 }
 
 /**
  * One client session: opens the local tree's store, connects (WebSocket or ssh, by the URL's
  * form), and runs the local role — the sender for a push, the receiver for a pull (which
- * creates the local directory if needed).
+ * creates the local directory if needed; a dry run creates nothing: see withLocalTree).
  */
 async function runClient(role: Role, localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
   const root = resolve(localDir)
@@ -40,20 +46,28 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
     token: o.token, role, options, signal: o.signal,
     ...(o.ca && { ca: o.ca }), ...(o.rsh !== undefined && { rsh: o.rsh }), ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
   })
-  const { channel } = transport
+  const limited = o.bytesPerSecond ? withBandwidthLimit(transport.channel, o.bytesPerSecond, { signal: o.signal }) : transport.channel
+  const channel = o.idleTimeoutMs ? withIdleTimeout(limited, o.idleTimeoutMs) : limited
   // Ctrl+C: end the session at once, so neither side waits on the other.
   const stop = (): void => channel.close(CLOSE.goingAway, 'interrupted')
   o.signal.addEventListener('abort', stop, { once: true })
   try {
-    if (role === 'pull') await ensureDirectory(root, !o.dryRun)
-    const result = await withStore(root, async (store) => {
-      const report = new SyncReport(o.onEvent, o.onProgress)
-      const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, ...(o.onNotice && { onNotice: o.onNotice }) }
-      const started = Date.now()
-      if (role === 'push') await runSender(channel, { ...deps, ...(o.onBytes && { onBytes: o.onBytes }) })
-      else await runReceiver(channel, { ...deps, now: () => new Date() })
-      return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
-    })
+    const run = (): Promise<SyncResult> =>
+      withLocalTree(root, { create: role === 'pull', dryRun: options.dryRun }, async (tree, store) => {
+        const report = new SyncReport(o.onEvent, o.onProgress)
+        const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, ...(o.onNotice && { onNotice: o.onNotice }) }
+        const started = Date.now()
+        if (role === 'push') await runSender(channel, { ...deps, ...(o.onBytes && { onBytes: o.onBytes }) })
+        else await runReceiver(channel, { ...deps, now: () => new Date() })
+        return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
+      })
+    // A pull writes this tree: one writer at a time, as on a server (another pull, or a
+    // `dsync serve` of this directory).
+    const waiting = (): (() => void) => {
+      o.onNotice?.('waiting for another dsync session on this directory to finish')
+      return () => undefined
+    }
+    const result = role === 'pull' && !options.dryRun ? await new TreeLock(root).hold(waiting, o.signal, run) : await run()
     channel.close()
     return result
   } catch (err) {

@@ -625,7 +625,7 @@ class Receiver {
       // The sender's list describes the file written when it is whole (not a sample, not cut
       // short); else the chunks are computed here.
       await this.#record(path, abs, res.digest, t.partialList ? undefined : t.chunks)
-      this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
+      this.#event({ ...event, copiedBytes: res.copiedBytes, literalBytes: res.literalBytes, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
       this.#settle(t)
     } catch (err) {
       t.queue?.close()

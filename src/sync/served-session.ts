@@ -5,7 +5,8 @@ import { DEFAULT_IDLE_TIMEOUT_MS, withIdleTimeout, type Channel, type Session } 
 import { runReceiver } from './receiver.js'
 import { SyncReport } from './report.js'
 import { runSender } from './sender.js'
-import { ensureDirectory, SYNC_CHUNK_PARAMS, withStore } from './session.js'
+import { withLocalTree } from './local-tree.js'
+import { SYNC_CHUNK_PARAMS } from './session.js'
 import type { TreeLock } from './tree-lock.js'
 
 /** What a served session runs against. */
@@ -34,11 +35,11 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
     throw new DsyncError('NOT_FOUND', `/${s.subdir}: no such directory on the server; check the URL's path`)
   }
   await o.lock.hold(() => waitingNotices(channel, s.peer, o.log), o.signal, async () => {
-    await ensureDirectory(base, s.role === 'push' && !s.options.dryRun)
-    await withStore(base, async (store) => {
+    // A dry run creates nothing here either (no directory, no state folder): withLocalTree.
+    await withLocalTree(base, { create: s.role === 'push', dryRun: s.options.dryRun }, async (tree, store) => {
       const report = new SyncReport()
       const started = Date.now()
-      const deps = { root: base, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal }
+      const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal }
       try {
         if (s.role === 'push') await runReceiver(channel, { ...deps, now: () => new Date() })
         else await runSender(channel, deps)

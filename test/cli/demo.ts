@@ -1,4 +1,5 @@
 import t from 'tap'
+import { mergeStory } from '../../src/cli/commands/demo.js'
 import { runCli } from '../support/cli.js'
 
 t.test('dsync demo: the whole story on a local server, ending with identical trees', async (t) => {
@@ -7,6 +8,24 @@ t.test('dsync demo: the whole story on a local server, ending with identical tre
   t.match(r.stdout, /1\. First push/)
   t.match(r.stdout, /^\s+copy\s+reports\/2026\/q3-final\.md\s+copy of reports\/q3\.md/m, 'a moved file is a local copy')
   t.match(r.stdout, /^\s+delta\s+notes\/ideas-v2\.md\s+from notes\/ideas\.md/m, 'a renamed and edited file is a delta from its old path')
-  t.match(r.stdout, /^\s+0 files transferred/m, 'the third push sends nothing')
+  t.match(r.stdout, /^\s+0 files transferred/m, 'the fourth push sends nothing')
   t.match(r.stdout, /identical \(content, modes, links\): yes/)
+
+  const headings = [...r.stdout.matchAll(/^== (\d+)\./gm)].map((m) => Number(m[1]))
+  t.same(headings, [1, 2, 3, 4], 'each heading once, numbered in order')
+  t.notMatch(r.stdout, /\b1 files\b/, 'pluralized')
+  for (const m of r.stdout.matchAll(/^\s+files\s+(\d+) \((\d+) transferred, (\d+) copied locally, (\d+) unchanged(?:, (\d+) conflicts?)?(?:, (\d+) failed)?\)$/gm)) {
+    const [total, ...parts] = m.slice(1).map((x) => Number(x ?? 0))
+    t.equal(parts.reduce((a, b) => a + b, 0), total, `the parts add up: ${m[0].trim()}`)
+  }
+  t.equal([...r.stdout.matchAll(/^\s+files\s+\d+ \(/gm)].length, 3, 'three --stats blocks')
+  const noop = r.stdout.split('== 4.')[1]!.split('== Result')[0]!
+  t.notMatch(noop, /speedup +[\d.]+×/, 'no speedup figure for a no-op')
+  t.match(noop, /speedup +none to measure: nothing changed, [\d.]+ (B|KiB) on the wire/)
+  t.match(r.stdout, /notes\/summary\.md went whole.*\n.*neither is similar enough alone\n +\(the most similar, .*, is [\d.]+% similar; the threshold is 50\.0%\)/)
+})
+
+t.test('the merge story follows what happened to the file', async (t) => {
+  t.match(mergeStory({ path: 'notes/summary.md', action: 'delta', seed: 'archive/old-draft.md', similarity: 0.7 }), /went as a delta from archive\/old-draft\.md/)
+  t.match(mergeStory({ path: 'notes/summary.md', action: 'new' }), /went whole[^]*\(no file shares enough of it;/)
 })

@@ -54,7 +54,10 @@ t.test('an abort ends the wait', async (t) => {
   const lock = new TreeLock(root)
   let release!: () => void
   const signal = new AbortController().signal
-  const first = lock.hold(() => () => undefined, signal, () => new Promise<void>((r) => (release = r)))
+  let held!: () => void
+  const holding = new Promise<void>((r) => (held = r))
+  const first = lock.hold(() => () => undefined, signal, () => new Promise<void>((r) => ((release = r), held())))
+  await holding
   const ac = new AbortController()
   const other = new TreeLock(root).hold(() => () => undefined, ac.signal, async () => 'ran')
   setTimeout(() => ac.abort(), 100)

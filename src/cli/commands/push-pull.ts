@@ -1,34 +1,25 @@
 import { resolve } from 'node:path'
 import type { Command } from 'commander'
-import cliProgress from 'cli-progress'
 import { DsyncError } from '../../errors.js'
 import { isSshTarget } from '../../net/index.js'
 import { pull, push, type ClientOptions, type FileEvent, type SyncResult } from '../../sync/index.js'
 import type { CliContext } from '../context.js'
-import { formatEvent, formatOutcome, formatSummary } from '../output.js'
-import { addSyncOptions, readOptionalFile, readToken, type SyncCliOptions } from './sync-options.js'
+import { formatEvent, formatOutcome, formatSummary, jsonError } from '../output.js'
+import { liveOutput } from '../progress.js'
+import { addSyncOptions, filterRules, readOptionalFile, readToken, resolveFilters, type SyncCliOptions } from './sync-options.js'
 
-/** A progress bar over the bytes of files settled, on a terminal only (none when piped or
- *  with --json). Unchanged files settle at once; a transferred one when it is written. */
-function progressBar(ctx: CliContext, o: SyncCliOptions): Pick<ClientOptions, 'onProgress'> & { stop(): void } {
-  if (!o.progress || o.json || ctx.stderr.isTTY !== true) return { stop: () => undefined }
-  const bar = new cliProgress.SingleBar(
-    { stream: ctx.stderr as NodeJS.WritableStream, format: '[{bar}] {percentage}% | {value}/{total} bytes of files | {eta_formatted}' },
-    cliProgress.Presets.shades_classic,
-  )
-  let started = false
-  return {
-    onProgress: (settled, total) => {
-      if (!started) bar.start(total, settled)
-      started = true
-      bar.setTotal(total)
-      bar.update(settled)
-    },
-    stop: () => bar.stop(),
+/** A URL where a directory was expected: `dsync push URL DIR` with the arguments swapped. */
+const LOOKS_LIKE_URL = /^[a-z][a-z0-9+.-]*:\/\//i
+
+function checkArgOrder(kind: 'push' | 'pull', local: string, url: string): void {
+  if (LOOKS_LIKE_URL.test(local) && !LOOKS_LIKE_URL.test(url)) {
+    const usage = kind === 'push' ? 'dsync push LOCAL_DIR URL' : 'dsync pull URL LOCAL_DIR'
+    throw new DsyncError('USAGE', `${JSON.stringify(local)} is a URL where the local directory goes: arguments swapped? usage: ${usage}`)
   }
 }
 
 async function runSync(kind: 'push' | 'pull', local: string, url: string, o: SyncCliOptions, ctx: CliContext): Promise<void> {
+  checkArgOrder(kind, local, url)
   const ssh = isSshTarget(url)
   if (ssh && (o.tokenFile !== undefined || o.ca !== undefined)) {
     throw new DsyncError('USAGE', `${url}: ssh authenticates this transport; --token-file and --ca are for ws:// and wss:// servers`)
@@ -39,7 +30,11 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
   const rsh = o.rsh ?? (ctx.env['DSYNC_RSH'] || undefined)
   const token = ssh ? null : await readToken(o.tokenFile, ctx)
   const ca = await readOptionalFile(o.ca, ctx, 'CA certificate')
-  const bar = progressBar(ctx, o)
+  const exclude = await resolveFilters(filterRules(o), ctx)
+  const human = !o.json && !o.quiet
+  const live = liveOutput(ctx, human && o.progress === true)
+  // rsync's itemize: -v lists what changed, -vv every file, unchanged ones too.
+  const itemize = (e: FileEvent): boolean => human && (o.verbose >= 2 || (o.verbose === 1 && e.action !== 'unchanged'))
   const opts: ClientOptions = {
     token,
     ...(ca && { ca }),
@@ -52,39 +47,44 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
     force: o.force === true,
     threshold: o.threshold,
     metric: o.metric,
-    exclude: o.exclude,
+    exclude,
+    ...(o.timeout && { idleTimeoutMs: o.timeout * 1000 }),
+    ...(o.bwlimit && { bytesPerSecond: o.bwlimit }),
     onEvent: (e: FileEvent) => {
-      if (o.verbose && !o.json && e.action !== 'unchanged') ctx.stdout.write(formatEvent(e) + '\n')
+      if (itemize(e)) live.line(formatEvent(e))
     },
     onNotice: (message: string) => {
-      if (!o.json) ctx.stderr.write(`dsync: server: ${message}\n`)
+      if (human) live.notice(`dsync: server: ${message}`)
     },
-    ...bar,
+    ...(live.onProgress && { onProgress: live.onProgress }),
   }
   let result: SyncResult
   try {
     const dir = resolve(ctx.cwd, local)
     result = kind === 'push' ? await push(dir, url, opts) : await pull(url, dir, opts)
   } finally {
-    bar.stop()
+    live.stop()
   }
   const s = result.summary
-  if (o.json) ctx.stdout.write(JSON.stringify({ ok: s.errors === 0, dryRun: o.dryRun === true, summary: s, events: result.events }) + '\n')
-  else {
-    if (o.verbose) for (const e of result.events) if (e.action === 'unchanged') ctx.stdout.write(formatEvent(e) + '\n')
+  const kept = result.events.filter((e) => e.action === 'kept').length
+  const conflicts = s.conflicts - kept
+  const problems = [
+    s.errors > 0 && `${s.errors} file(s) failed`,
+    kept > 0 && `${kept} kept as changed on the receiver`,
+    conflicts > 0 && `${conflicts} changed on both sides (the receiver's version kept as a conflict copy)`,
+  ].filter((p): p is string => p !== false)
+  const partial =
+    problems.length > 0
+      ? new DsyncError('PARTIAL', `${problems.join(', ')}; the rest were synced${o.verbose > 0 || o.json ? '' : ' (run with -v for details)'}`)
+      : undefined
+  if (o.json) {
+    const error = partial && { error: jsonError(partial) }
+    ctx.stdout.write(JSON.stringify({ ok: partial === undefined, dryRun: o.dryRun === true, summary: s, events: result.events, ...error }) + '\n')
+  } else if (!o.quiet) {
     if (o.stats) ctx.stdout.write(formatSummary(s))
     ctx.stdout.write(formatOutcome(s, o.dryRun === true))
   }
-  const kept = result.events.filter((e) => e.action === 'kept').length
-  const conflicts = s.conflicts - kept
-  if (s.errors > 0 || s.conflicts > 0) {
-    const parts = [
-      s.errors > 0 && `${s.errors} file(s) failed`,
-      kept > 0 && `${kept} kept as changed on the receiver`,
-      conflicts > 0 && `${conflicts} changed on both sides (the receiver's version kept as a conflict copy)`,
-    ].filter((p): p is string => p !== false)
-    throw new DsyncError('PARTIAL', `${parts.join(', ')}; the rest were synced${o.verbose || o.json ? '' : ' (run with -v for details)'}`)
-  }
+  if (partial) throw partial
 }
 
 const URL_HELP = 'ws://host:port[/subdir], wss://… (TLS), or ssh://[user@]host[:port]/path and [user@]host:path (through ssh)'

@@ -1,18 +1,31 @@
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { Option, type Command } from 'commander'
+import { InvalidArgumentError, Option, type Command } from 'commander'
 import { DsyncError } from '../../errors.js'
 import { fsError } from '../../fs/index.js'
+import { LIMITS } from '../../net/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD, type MetricName } from '../../similarity/index.js'
 import type { CliContext } from '../context.js'
 import { parseMetric, parseThreshold } from '../options.js'
+
+/** One --exclude, --include or --exclude-from, in the order given. */
+export interface FilterRule {
+  readonly kind: 'exclude' | 'include' | 'exclude-from'
+  readonly value: string
+}
 
 /** Options shared by push and pull. */
 export interface SyncCliOptions {
   dryRun?: boolean
   delete?: boolean
-  exclude: string[]
-  verbose?: boolean
+  /** The filter options share one list, in command-line order (see addSyncOptions); use
+   *  filterRules(o). */
+  exclude?: FilterRule[]
+  include?: FilterRule[]
+  excludeFrom?: FilterRule[]
+  /** 0 (default): only the outcome line; 1 (-v): a line per change; 2 (-vv): a line per file */
+  verbose: number
+  quiet?: boolean
   progress?: boolean
   stats?: boolean
   json?: boolean
@@ -22,17 +35,37 @@ export interface SyncCliOptions {
   force?: boolean
   tokenFile?: string
   ca?: string
+  /** --timeout, in seconds (0: none) */
+  timeout?: number
+  /** --bwlimit, in bytes per second (0: none) */
+  bwlimit?: number
   rsh?: string
   remoteDsync?: string
 }
 
+/** The filter rules of a parsed command line, in the order given. */
+export function filterRules(o: SyncCliOptions): readonly FilterRule[] {
+  return o.exclude ?? o.include ?? o.excludeFrom ?? []
+}
+
 /** Adds the rsync-like options of push and pull to a command. */
 export function addSyncOptions(cmd: Command): Command {
+  // --exclude, --include and --exclude-from are one ordered list of gitignore rules (the last
+  // match wins, so `--exclude '*.log' --include keep.log` keeps keep.log). Commander keeps each
+  // option's values apart, so the three parsers append to one list, made per command.
+  const filters: FilterRule[] = []
+  const filter = (kind: FilterRule['kind']) => (value: string): FilterRule[] => {
+    filters.push({ kind, value })
+    return filters
+  }
   return cmd
     .option('-n, --dry-run', 'show what would be done; change nothing')
     .option('--delete', 'delete files on the receiver that the sender does not have')
-    .option('--exclude <pattern>', 'skip paths matching a gitignore-style pattern (repeatable); .dsyncignore files are read too', (v: string, prev: string[]) => [...prev, v], [] as string[])
-    .option('-v, --verbose', 'one itemized line per file: what was done and why')
+    .option('--exclude <pattern>', 'skip paths matching a gitignore-style pattern (repeatable); .dsyncignore files are read too', filter('exclude'))
+    .option('--include <pattern>', 'do not skip paths matching this pattern, though an earlier --exclude matched them (gitignore "!pattern")', filter('include'))
+    .option('--exclude-from <file>', 'read exclude patterns from FILE, one a line (# comments; "+ PATTERN" includes)', filter('exclude-from'))
+    .option('-v, --verbose', 'one itemized line per changed file, with why; -vv lists unchanged files too', (_: string, prev: number) => prev + 1, 0)
+    .addOption(new Option('-q, --quiet', 'print nothing but errors').conflicts(['verbose', 'progress', 'stats']))
     .option('--progress', 'show a progress bar (on a terminal only)')
     .option('--stats', 'print totals: files, bytes matched / literal, bytes on the wire, speedup')
     .option('--json', 'print one JSON object with every file event and the totals')
@@ -42,8 +75,64 @@ export function addSyncOptions(cmd: Command): Command {
     .option('--force', 'overwrite (or delete) files changed on the receiver since the last sync')
     .option('--token-file <file>', 'file holding the shared token (default: $DSYNC_TOKEN)')
     .addOption(new Option('--ca <file>', 'PEM certificate to trust for wss:// (a self-signed server)'))
+    .option('--timeout <seconds>', 'end the session when no data moves either way for this long (0: never)', parseSeconds)
+    .option('--bwlimit <rate>', 'limit file data to RATE KiB/s (suffixes K, M, G; 0: no limit), in either direction', parseRate)
     .option('-e, --rsh <command>', "ssh: the remote-shell command, e.g. 'ssh -p 2222' (default: $DSYNC_RSH, else ssh)")
     .option('--remote-dsync <command>', 'ssh: the dsync command on the remote host (default: dsync)')
+}
+
+/** Parses --timeout: whole seconds, 0 for none. */
+export function parseSeconds(text: string): number {
+  if (!/^\s*\d+\s*$/.test(text)) throw new InvalidArgumentError(`"${text}" is not a number of seconds; write e.g. 60, or 0 for no timeout`)
+  return Number(text)
+}
+
+const RATE_UNITS: Readonly<Record<string, number>> = Object.freeze({ '': 1024, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 })
+
+/** Parses --bwlimit as rsync does: KiB per second by default, or with a suffix (`500`, `1.5M`,
+ *  `100KiB`, `2048b`), 0 for no limit. Returns bytes per second. */
+export function parseRate(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(?:([bkmg])(?:i?b)?)?\s*(?:\/s)?\s*$/i.exec(text)
+  if (!m) throw new InvalidArgumentError(`"${text}" is not a rate; write KiB/s (500), or with a unit (1.5M, 100K), or 0 for no limit`)
+  const v = Math.round(Number(m[1]) * RATE_UNITS[(m[2] ?? '').toLowerCase()]!)
+  if (v !== 0 && v < 512) throw new InvalidArgumentError(`"${text}" is too low: at least 512 bytes per second (0 for no limit)`)
+  return v
+}
+
+/**
+ * The filter rules as the gitignore patterns the session takes: an include becomes a negation
+ * (`!PATTERN`), and an --exclude-from file is read line by line, as rsync reads it: blank lines
+ * and lines starting with `#` or `;` are skipped, `- PATTERN` excludes and `+ PATTERN` includes.
+ * As in gitignore, a path inside an excluded directory cannot be included again (the walk never
+ * enters it): exclude `logs/*` rather than `logs/` to keep some of its files.
+ */
+export async function resolveFilters(rules: readonly FilterRule[], ctx: CliContext): Promise<string[]> {
+  const out: string[] = []
+  for (const r of rules) {
+    if (r.kind === 'exclude') out.push(r.value)
+    else if (r.kind === 'include') out.push('!' + r.value)
+    else {
+      let text
+      try {
+        text = await readFile(resolve(ctx.cwd, r.value), 'utf8')
+      } catch (err) {
+        throw fsError(err, r.value, 'read the exclude file')
+      }
+      for (const raw of text.split('\n')) {
+        const line = raw.replace(/\r$/, '')
+        if (line.trim() === '' || line.startsWith('#') || line.startsWith(';')) continue
+        if (line.startsWith('+ ')) out.push('!' + line.slice(2))
+        else if (line.startsWith('- ')) out.push(line.slice(2))
+        else out.push(line)
+      }
+    }
+  }
+  if (out.length > LIMITS.maxExcludes) {
+    throw new DsyncError('USAGE', `${out.length} exclude and include patterns; at most ${LIMITS.maxExcludes} are allowed (use a .dsyncignore file in the tree for more)`)
+  }
+  const long = out.find((p) => Buffer.byteLength(p) > LIMITS.maxPatternBytes)
+  if (long !== undefined) throw new DsyncError('USAGE', `pattern too long (${Buffer.byteLength(long)} bytes; at most ${LIMITS.maxPatternBytes}): ${long.slice(0, 60)}…`)
+  return out
 }
 
 /** The token: --token-file wins over DSYNC_TOKEN; null when neither is set. */

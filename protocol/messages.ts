@@ -97,7 +97,10 @@ export type WireMessage =
    *  when another `chunks` message for the same id follows. */
   /** With `offsets` (f64 little-endian per chunk) the list is a SAMPLE of the file's chunks, at
    *  those offsets (increasing, non-overlapping), and `base` is 0; without, it is contiguous. */
-  | { t: 'chunks'; id: number; base: number; lengths: Uint8Array; fps: Uint8Array; offsets?: Uint8Array; more?: boolean; digest?: Uint8Array }
+  /** `size`, on every piece: the size of the file the list describes; chunks never reach past
+   *  it, and a list holds at most size ÷ the minimum chunk size + 1 chunks. `digest`, on the
+   *  last piece: the file's SHA-256. The rebuilt file must have exactly this size and digest. */
+  | { t: 'chunks'; id: number; size: number; base: number; lengths: Uint8Array; fps: Uint8Array; offsets?: Uint8Array; more?: boolean; digest?: Uint8Array }
   | {
       t: 'plan'
       id: number
@@ -123,6 +126,9 @@ export type WireMessage =
       conflictCopy?: string
     }
   | { t: 'done'; summary: Record<string, number> }
+  /** Informational, either way, never ends the session: the server waits for another session
+   *  on the tree; the sender could not read a file (`path`, `code`: it is not sent). */
+  | { t: 'notice'; message: string; path?: string; code?: string }
   | { t: 'error'; code: string; message: string }
 
 /** The message type tags. */

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'BAD_MESSAGE' // a malformed, oversized or unexpected wire message
   | 'NETWORK' // cannot connect, or the connection dropped
   | 'CHANGED_ON_RECEIVER' // the receiver's copy changed since the sender last saw it
+  | 'SOURCE_CHANGED' // the sender's file kept changing while it was being sent
   | 'PARTIAL' // the run finished but some files failed
   | 'ABORTED' // cancelled (Ctrl+C, AbortSignal)
   | 'INTERNAL' // a bug: please report it

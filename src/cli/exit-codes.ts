@@ -20,6 +20,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode | 'OK', number>> = Object.fre
   BAD_MESSAGE: 8,
   UNSAFE_PATH: 9,
   CHANGED_ON_RECEIVER: 10,
+  SOURCE_CHANGED: 10,
   PARTIAL: 10,
   ABORTED: 130,
 })

@@ -31,22 +31,32 @@ class BufferedSink {
   #len = 0
   readonly digester = new FileDigester()
   size = 0
-  constructor(readonly sink: ByteSink) {}
+  constructor(
+    readonly sink: ByteSink,
+    private readonly maxSize: number,
+  ) {}
 
   async write(bytes: Uint8Array): Promise<void> {
-    this.digester.update(bytes)
     this.size += bytes.length
+    if (this.size > this.maxSize) {
+      throw new DsyncError('SOURCE_CHANGED', `the delta rebuilds more than the ${this.maxSize} bytes the file was listed with: it changed while being sent`)
+    }
+    this.digester.update(bytes)
     if (bytes.length >= IO_PIECE / 2) {
       await this.flush()
       await this.sink.write(bytes)
       return
     }
     if (this.#len + bytes.length > this.#buf.length) {
-      if (this.#buf.length < IO_PIECE) {
+      // Grow while the result fits in IO_PIECE; else flush first. bytes < IO_PIECE / 2 here, so
+      // after a flush it always fits a buffer grown to at least its length. (Growing alone
+      // overflowed on writes of 300,000 + 300,000 + 450,000 bytes: issue 7, item 2.)
+      if (this.#len + bytes.length > IO_PIECE) await this.flush()
+      if (this.#len + bytes.length > this.#buf.length) {
         const bigger = new Uint8Array(Math.min(IO_PIECE, Math.max(2 * this.#buf.length, this.#len + bytes.length)))
         bigger.set(this.#buf.subarray(0, this.#len))
         this.#buf = bigger
-      } else await this.flush()
+      }
     }
     this.#buf.set(bytes, this.#len)
     this.#len += bytes.length
@@ -68,24 +78,37 @@ class BufferedSink {
  * Checks everything: magic and version, the seed's size against the one the delta was made for,
  * every record against the format's limits, the target's size and SHA-256 against the trailer,
  * and that nothing follows it. Throws DsyncError BAD_DATA (truncated, corrupted, wrong seed,
- * trailing bytes) or DIGEST_MISMATCH (the rebuilt target is not the one the delta describes); the
- * sink may then have received part of a wrong target, so write into a temp file (patchFile).
+ * trailing bytes), DIGEST_MISMATCH (the rebuilt target is not the one the delta describes) or
+ * SOURCE_CHANGED (not the `expect`ed target); the sink may then have received part of a wrong
+ * target, so write into a temp file (patchFile).
  */
 export async function applyDelta(
   seed: SeedReader | null,
   delta: AsyncIterable<Uint8Array>,
   sink: ByteSink,
-  opts: { signal?: AbortSignal } = {},
+  opts: { signal?: AbortSignal; expect?: ExpectedTarget } = {},
 ): Promise<{ size: number; digest: FileDigest }> {
   const r = new StreamReader(delta)
   try {
-    return await applyFrom(r, seed, sink, opts.signal)
+    const got = await applyFrom(r, seed, sink, opts.signal, opts.expect?.size ?? Number.MAX_SAFE_INTEGER)
+    if (opts.expect !== undefined && (got.size !== opts.expect.size || got.digest !== opts.expect.digest)) {
+      throw new DsyncError('SOURCE_CHANGED', `the file sent is not the one listed (${got.size} bytes, listed ${opts.expect.size}): it changed while being sent`)
+    }
+    return got
   } finally {
     await r.close()
   }
 }
 
-async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSink, signal: AbortSignal | undefined) {
+/** What the rebuilt target must be, when the caller knows it beforehand (sync: the chunk list's
+ *  size and digest). A delta of another target — the sender's file changed while it was read —
+ *  is refused with SOURCE_CHANGED, as soon as it grows past `size`, or at its end. */
+export interface ExpectedTarget {
+  readonly size: number
+  readonly digest: FileDigest
+}
+
+async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSink, signal: AbortSignal | undefined, maxSize: number) {
   for (const m of DELTA_MAGIC) {
     if ((await r.u8()) !== m) throw new DsyncError('BAD_DATA', 'not a dsync delta (bad magic bytes)')
   }
@@ -100,7 +123,7 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
       throw new DsyncError('BAD_DATA', `wrong seed: the delta was made against a seed of ${seedSize} bytes, this one has ${seed.size}`)
     }
   }
-  const out = new BufferedSink(sink)
+  const out = new BufferedSink(sink, maxSize)
   let frame: Uint8Array = new Uint8Array(0)
   let framePos = 0
   let prevCopyEnd = 0

@@ -18,5 +18,5 @@ export {
 export { SIGNATURE_VERSION, MAX_SIGNATURE_BYTES, encodeSignature, decodeSignature } from './signature-format.js'
 export { DELTA_VERSION, MAX_FRAME_RAW } from './delta-format.js'
 export { type DeltaStats, encodeDelta } from './encode-delta.js'
-export { type SeedReader, type ByteSink, applyDelta } from './apply-delta.js'
+export { type SeedReader, type ByteSink, type ExpectedTarget, applyDelta } from './apply-delta.js'
 export { type Method, type SeedCandidate, type Decision, decide, changedRegions, MIN_MEASURABLE_CHUNKS } from './decide.js'

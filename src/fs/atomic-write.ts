@@ -2,7 +2,7 @@ import { open, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { ByteSink } from '../delta/index.js'
 import { DsyncError } from '../errors.js'
-import { fsError } from './file-source.js'
+import { fsError } from './fs-error.js'
 import { TEMP_PREFIX } from './tree-entry.js'
 
 /** Options of writeAtomically. */

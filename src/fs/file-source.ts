@@ -1,28 +1,13 @@
-import { open, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { DsyncError } from '../errors.js'
+import { fsError } from './fs-error.js'
+import { openRegular } from './open-regular.js'
 
 /**
  * Read size for file sources. fs.createReadStream's default 64 KiB buffer caps reading at
  * ~1.6 GB/s here; 1–4 MiB reads into one reused buffer ran at 10+ GB/s from the page cache.
  */
 export const READ_BUFFER_BYTES = 1024 * 1024
-
-/** Turns an OS error on `path` into a DsyncError that says what to do. */
-export function fsError(err: unknown, path: string, doing: string): DsyncError {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code
-  if (code === 'ENOENT') return new DsyncError('NOT_FOUND', `${path}: no such file or directory`, { path, cause: err })
-  if (code === 'EISDIR') {
-    return new DsyncError('NOT_A_FILE', `${path}: is a directory, expected a regular file`, { path, cause: err })
-  }
-  if (code === 'EACCES' || code === 'EPERM') {
-    return new DsyncError('IO', `${path}: permission denied while ${doing}; check the file's permissions`, {
-      path,
-      cause: err,
-    })
-  }
-  const why = err instanceof Error ? err.message : String(err)
-  return new DsyncError('IO', `${path}: cannot ${doing}: ${why}`, { path, cause: err })
-}
 
 /** Checks that `path` is a regular file and returns its size; NOT_FOUND / NOT_A_FILE otherwise. */
 export async function regularFileSize(path: string): Promise<number> {
@@ -42,17 +27,13 @@ export async function regularFileSize(path: string): Promise<number> {
 /**
  * Streams a file's bytes in order. Yields views of ONE reused buffer: each is valid only until
  * the next iteration (chunkStream copies what it keeps). Memory: one buffer, whatever the size.
+ * `noFollow`: refuse a symlink at `path` (see openRegular); a FIFO or device is always refused.
  */
 export async function* openFileSource(
   path: string,
-  opts: { bufferBytes?: number; signal?: AbortSignal } = {},
+  opts: { bufferBytes?: number; signal?: AbortSignal; noFollow?: boolean } = {},
 ): AsyncGenerator<Uint8Array> {
-  let fh
-  try {
-    fh = await open(path, 'r')
-  } catch (err) {
-    throw fsError(err, path, 'open it')
-  }
+  const fh = await openRegular(path, { noFollow: opts.noFollow === true })
   try {
     // A small file gets a small buffer: allocating (and zeroing) 1 MiB per file dominated the
     // time of syncing trees of many small files. +1 so a file read whole ends on the next read.

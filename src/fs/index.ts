@@ -1,7 +1,10 @@
 /** File-system edge: reading files as streams, path safety, walking trees, atomic writes. */
-export { READ_BUFFER_BYTES, fsError, regularFileSize, openFileSource } from './file-source.js'
+export { READ_BUFFER_BYTES, regularFileSize, openFileSource } from './file-source.js'
+export { fsError } from './fs-error.js'
+export { openRegular, setMetadata, type OpenRegularOptions } from './open-regular.js'
 export { chunkPath } from './chunk-path.js'
-export { STATE_DIR_NAME, TEMP_PREFIX, type TreeEntry, comparePaths } from './tree-entry.js'
+export { STATE_DIR_NAME, TEMP_PREFIX, type TreeEntry, comparePaths, tempFileOwner } from './tree-entry.js'
+export { removeStaleTemps } from './stale-temps.js'
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, checkRelPath, resolveInside } from './safe-path.js'
 export { IGNORE_FILE_NAME, IgnoreRules } from './ignore-rules.js'
 export { type WalkOptions, walkTree } from './walk.js'

@@ -1,4 +1,4 @@
-import { applyDelta } from '../delta/index.js'
+import { applyDelta, type ExpectedTarget } from '../delta/index.js'
 import type { FileDigest } from '../hash/index.js'
 import { writeAtomically, type AtomicWriteOptions } from './atomic-write.js'
 import { openSeedReader } from './seed-reader.js'
@@ -7,17 +7,18 @@ import { openSeedReader } from './seed-reader.js'
  * Rebuilds `outPath` from a seed file and a delta: applyDelta into writeAtomically, so the target
  * is verified (size and SHA-256) before the rename, and on any error `outPath` is untouched.
  * `seedPath` may equal `outPath` (patching in place): the seed stays open and readable until the
- * rename replaces it. `seedPath` null: a delta made against EMPTY_SIGNATURE.
+ * rename replaces it. `seedPath` null: a delta made against EMPTY_SIGNATURE. `expect`: the
+ * target must have this size and digest (else SOURCE_CHANGED, nothing renamed).
  */
 export async function patchFile(
   seedPath: string | null,
   delta: AsyncIterable<Uint8Array>,
   outPath: string,
-  opts: AtomicWriteOptions = {},
+  opts: AtomicWriteOptions & { noFollow?: boolean; expect?: ExpectedTarget } = {},
 ): Promise<{ size: number; digest: FileDigest }> {
-  const seed = seedPath === null ? null : await openSeedReader(seedPath)
+  const seed = seedPath === null ? null : await openSeedReader(seedPath, { noFollow: opts.noFollow === true })
   try {
-    return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal }), opts)
+    return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect }), opts)
   } finally {
     await seed?.close()
   }

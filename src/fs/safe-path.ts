@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DsyncError } from '../errors.js'
-import { fsError } from './file-source.js'
+import { fsError } from './fs-error.js'
 import { STATE_DIR_NAME, TEMP_PREFIX } from './tree-entry.js'
 
 /** Longest path segment in bytes (NAME_MAX on Linux, macOS and Windows filesystems). */
@@ -18,8 +18,8 @@ function unsafe(rel: string, why: string): DsyncError {
 /**
  * Validates a relative path from the wire or the user: POSIX '/', not empty, not absolute, no '.'
  * or '..' segments, no empty segments, no NUL, no backslash, segment ≤ 255 bytes, total ≤ 4096
- * bytes. Also refuses dsync's own names (the top-level `.dsync` state folder, `.dsync-tmp-*`
- * temp files), so a peer can neither overwrite the store nor a transfer in flight.
+ * bytes. Also refuses dsync's own names (a `.dsync` state folder at any depth, `.dsync-tmp-*`
+ * temp files), so a peer can neither overwrite a store nor a transfer in flight.
  * Returns `rel` unchanged; throws DsyncError('UNSAFE_PATH', message naming the path and why).
  */
 export function checkRelPath(rel: string): string {
@@ -34,8 +34,9 @@ export function checkRelPath(rel: string): string {
     if (seg === '.' || seg === '..') throw unsafe(rel, `'${seg}' segment`)
     if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw unsafe(rel, `a name longer than ${MAX_SEGMENT_BYTES} bytes`)
     if (seg.startsWith(TEMP_PREFIX)) throw unsafe(rel, `'${TEMP_PREFIX}*' names are dsync's temp files`)
+    // At any depth: a subdir served on its own keeps its state there too.
+    if (seg === STATE_DIR_NAME) throw unsafe(rel, `'${STATE_DIR_NAME}' is dsync's state folder`)
   }
-  if (segments[0] === STATE_DIR_NAME) throw unsafe(rel, `'${STATE_DIR_NAME}' at the top is dsync's state folder`)
   return rel
 }
 

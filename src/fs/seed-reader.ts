@@ -1,22 +1,16 @@
-import { open } from 'node:fs/promises'
 import type { SeedReader } from '../delta/index.js'
 import { DsyncError } from '../errors.js'
-import { fsError, regularFileSize } from './file-source.js'
+import { fsError } from './fs-error.js'
+import { openRegular } from './open-regular.js'
 
 /**
  * Opens a regular file for random reads by applyDelta. The file stays open (and readable even
  * if renamed over, as patching in place does) until `close()`. A read that finds the file
- * shorter than when it was opened throws IO: the seed changed under us.
+ * shorter than when it was opened throws IO: the seed changed under us. `noFollow`: refuse a
+ * symlink at `path` (see openRegular).
  */
-export async function openSeedReader(path: string): Promise<SeedReader & { close(): Promise<void> }> {
-  await regularFileSize(path)
-  let fh
-  try {
-    fh = await open(path, 'r')
-  } catch (err) {
-    throw fsError(err, path, 'open it')
-  }
-  const handle = fh
+export async function openSeedReader(path: string, opts: { noFollow?: boolean } = {}): Promise<SeedReader & { close(): Promise<void> }> {
+  const handle = await openRegular(path, { noFollow: opts.noFollow === true })
   let size: number
   try {
     size = (await handle.stat()).size

@@ -8,6 +8,16 @@ export const STATE_DIR_NAME = '.dsync'
  */
 export const TEMP_PREFIX = '.dsync-tmp-'
 
+/**
+ * The process id a temp file name was made by (`.dsync-tmp-<pid>-…`), or undefined for a name
+ * not of that form. A session removes the temp files of processes that are gone (and its own
+ * process's, whose sessions on the tree have ended: a tree has one session at a time).
+ */
+export function tempFileOwner(name: string): number | undefined {
+  const m = /^\.dsync-tmp-(\d{1,10})-/.exec(name)
+  return m === null ? undefined : Number(m[1])
+}
+
 /** One entry of a tree, as the walk saw it. Paths are relative to the root, POSIX '/'. */
 export interface TreeEntry {
   readonly path: string

@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs'
 import { lstat, readFile, readdir, readlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { fsError } from './file-source.js'
+import { fsError } from './fs-error.js'
 import { IGNORE_FILE_NAME, IgnoreRules } from './ignore-rules.js'
 import { checkRelPath } from './safe-path.js'
 import { STATE_DIR_NAME, TEMP_PREFIX, type TreeEntry, comparePaths } from './tree-entry.js'
@@ -20,6 +20,8 @@ export interface WalkOptions {
    * walk throws the error instead.
    */
   readonly onError?: (err: DsyncError) => void
+  /** Called with the relative path of each dsync temp file found (they are never yielded). */
+  readonly onTemp?: (path: string) => void
 }
 
 /** An ignore file bigger than this is not a list of patterns; refusing it keeps memory bounded. */
@@ -87,7 +89,10 @@ async function readDir(root: string, dir: string, parentRules: IgnoreRules, opts
     const text = await readIgnoreFile(join(abs, IGNORE_FILE_NAME), rel, opts)
     if (text !== undefined) rules = rules.withFile(dir, text)
   }
-  names = names.filter((n) => !n.startsWith(TEMP_PREFIX) && !(dir === '' && n === STATE_DIR_NAME))
+  names = names.filter((n) => {
+    if (n.startsWith(TEMP_PREFIX)) opts.onTemp?.(dir === '' ? n : `${dir}/${n}`)
+    return !n.startsWith(TEMP_PREFIX) && n !== STATE_DIR_NAME
+  })
   names.sort(comparePaths)
 
   const entries: TreeEntry[] = []
@@ -119,7 +124,14 @@ async function statEntry(dirAbs: string, rel: string, rules: IgnoreRules, opts: 
     return undefined
   }
   const kind = kindOf(st)
-  if (kind === undefined || rules.ignores(rel, kind === 'dir')) return undefined
+  if (kind === undefined) {
+    if (!rules.ignores(rel, false)) {
+      const what = st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device file'
+      report(new DsyncError('NOT_A_FILE', `${rel}: is ${what}; dsync syncs regular files, directories and symlinks; skipped`, { path: rel }), opts)
+    }
+    return undefined
+  }
+  if (rules.ignores(rel, kind === 'dir')) return undefined
   try {
     checkRelPath(rel)
   } catch (err) {
@@ -141,8 +153,8 @@ async function statEntry(dirAbs: string, rel: string, rules: IgnoreRules, opts: 
 /**
  * Every entry under root (not root itself), depth-first in `comparePaths` order (siblings by
  * name bytes, a dir right before its contents); symlinks reported, never followed; skips
- * STATE_DIR_NAME at the top, dsync's temp files (TEMP_PREFIX) anywhere, special files (fifos,
- * sockets, devices), and what `opts.exclude` and the `.dsyncignore` files (gitignore syntax, at
+ * STATE_DIR_NAME and dsync's temp files (TEMP_PREFIX, given to `opts.onTemp`) anywhere, special
+ * files (fifos, sockets, devices: reported to `opts.onError`), and what `opts.exclude` and the `.dsyncignore` files (gitignore syntax, at
  * any level, applying to their subtree) exclude. Per-entry failures go to `opts.onError`.
  * Memory: the entries of the directories on the current path, not the whole tree.
  */

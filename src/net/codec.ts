@@ -34,8 +34,8 @@ const KIND_BY_WIRE = ['file', 'dir', 'symlink'] as const
 /** Every error code dsync defines: a received `error` with one of these keeps its code. */
 export const KNOWN_ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'USAGE', 'NOT_FOUND', 'NOT_A_FILE', 'EMPTY_FILE', 'IO', 'BAD_DATA', 'DIGEST_MISMATCH', 'UNSAFE_PATH',
-  'AUTH_FAILED', 'PROTOCOL_VERSION', 'BAD_MESSAGE', 'NETWORK', 'CHANGED_ON_RECEIVER', 'PARTIAL', 'ABORTED',
-  'INTERNAL',
+  'AUTH_FAILED', 'PROTOCOL_VERSION', 'BAD_MESSAGE', 'NETWORK', 'CHANGED_ON_RECEIVER', 'SOURCE_CHANGED', 'PARTIAL',
+  'ABORTED', 'INTERNAL',
 ])
 
 /** How one message type goes to the wire and back. `toWire` may assume a well-typed message. */
@@ -87,7 +87,14 @@ const CODECS: CodecTable = {
     },
     fromWire: (f) => {
       const raw = f.int('raw', 0, LIMITS.maxFileListBytes)
-      const packed = decompressFrame(f.int('codec', 0, 255), f.bytes('z', { max: LIMITS.maxFrameBytes }), raw)
+      const codec = f.int('codec', 0, 255)
+      const z = f.bytes('z', { max: LIMITS.maxFrameBytes })
+      let packed: Uint8Array
+      try {
+        packed = decompressFrame(codec, z, raw)
+      } catch (err) {
+        throw f.bad('z', `does not decompress to ${raw} bytes with codec ${codec}`, err)
+      }
       let list: unknown
       try {
         list = packr.unpack(packed)
@@ -163,6 +170,19 @@ const CODECS: CodecTable = {
     toWire: (m) => ({ t: 'done', summary: m.summary }),
     fromWire: (f) => ({ t: 'done', summary: summaryFromWire(f) }),
   },
+  notice: {
+    toWire: (m) => ({
+      t: 'notice', message: m.message,
+      ...(m.path === undefined ? {} : { path: m.path }),
+      ...(m.code === undefined ? {} : { code: m.code }),
+    }),
+    fromWire: (f) => ({
+      t: 'notice',
+      message: f.str('message', LIMITS.maxTextBytes),
+      ...(f.has('path') ? { path: f.path('path') } : {}),
+      ...(f.has('code') ? { code: f.str('code', 64, CODE_PATTERN) } : {}),
+    }),
+  },
   error: {
     toWire: (m) => ({ t: 'error', code: m.code, message: m.message }),
     fromWire: (f) => ({ t: 'error', code: f.str('code', 64, CODE_PATTERN), message: f.str('message', LIMITS.maxTextBytes) }),
@@ -198,7 +218,8 @@ export function decode(frame: Uint8Array): Message {
   } catch (err) {
     if (err instanceof DsyncError && err.code === 'BAD_MESSAGE') throw err
     // A validator tripping over something it did not expect is still the peer's bad input.
-    throw new DsyncError('BAD_MESSAGE', `malformed '${t}' message`, { cause: err })
+    const why = err instanceof Error ? `: ${err.message.slice(0, 200)}` : ''
+    throw new DsyncError('BAD_MESSAGE', `malformed '${t}' message${why}`, { cause: err })
   }
 }
 
@@ -288,7 +309,7 @@ function chunksToWire(m: MessageOf<'chunks'>): WireMessage {
     next = c.offset + c.length
   }
   return {
-    t: 'chunks', id: m.id, base, lengths, fps,
+    t: 'chunks', id: m.id, size: m.size, base, lengths, fps,
     ...(offsets === undefined ? {} : { offsets }),
     ...(m.more === true ? { more: true } : {}),
     ...(m.digest === undefined ? {} : { digest: Buffer.from(m.digest, 'hex') }),
@@ -297,6 +318,7 @@ function chunksToWire(m: MessageOf<'chunks'>): WireMessage {
 
 function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
   const id = f.int('id', 0, U32_MAX)
+  const size = f.int('size', 0, Number.MAX_SAFE_INTEGER)
   const base = f.int('base', 0, Number.MAX_SAFE_INTEGER)
   const lengths = f.bytes('lengths', { max: 4 * LIMITS.maxChunksPerMessage })
   if (lengths.length % 4 !== 0) throw f.bad('lengths', 'must be 4 bytes per chunk')
@@ -318,12 +340,12 @@ function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
     chunks[i] = { offset, length, fp: fingerprintFromBytes(fps, FINGERPRINT_BYTES * i) }
     offset += length
   }
-  if (!Number.isSafeInteger(offset)) throw f.bad('lengths', 'add up past the largest safe offset')
+  if (offset > size) throw f.bad('lengths', `reach byte ${offset}, past the file's ${size} bytes`)
   const more = f.raw('more')
   if (more !== undefined && more !== null && typeof more !== 'boolean') throw f.bad('more', `must be a boolean, got ${typeName(more)}`)
   const digest = f.has('digest') ? (parseFileDigest(Buffer.from(f.bytes('digest', { exact: 32 })).toString('hex')) as FileDigest) : undefined
   return {
-    t: 'chunks', id, chunks,
+    t: 'chunks', id, size, chunks,
     ...(more === true ? { more: true } : {}),
     ...(digest !== undefined && { digest }),
     ...(offsets !== undefined && { sampled: true }),

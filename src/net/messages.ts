@@ -29,8 +29,10 @@ export type Message =
   /** receiver→sender: send me the chunk list of this file; `id` names the file from now on. */
   | { t: 'want'; id: number; path: string }
   /** sender→receiver: the file's chunks, contiguous and in order. A list longer than
-   *  `LIMITS.maxChunksPerMessage` is split over several messages, all but the last with `more`. */
-  | { t: 'chunks'; id: number; chunks: Chunk[]; more?: boolean; digest?: FileDigest; sampled?: boolean }
+   *  `LIMITS.maxChunksPerMessage` is split over several messages, all but the last with `more`.
+   *  `size` (every piece) is the size of the file the list describes, `digest` (the last
+   *  piece) its SHA-256: what the rebuilt file must be. */
+  | { t: 'chunks'; id: number; size: number; chunks: Chunk[]; more?: boolean; digest?: FileDigest; sampled?: boolean }
   /** receiver→sender: how to send file `id`. `similarity` in 0..1. */
   | {
       t: 'plan'
@@ -61,6 +63,9 @@ export type Message =
     }
   /** receiver→sender: end of the session, with counters. */
   | { t: 'done'; summary: Record<string, number> }
+  /** either way, informational: a server telling a client it waits for the tree, or a sender
+   *  reporting a file it could not send (`path`, `code`). Never ends the session. */
+  | { t: 'notice'; message: string; path?: string; code?: string }
   /** either way: fatal for the session. Surfaces from `Channel.messages()` as a thrown DsyncError. */
   | { t: 'error'; code: string; message: string }
 

@@ -1,10 +1,10 @@
-import { lstat, open } from 'node:fs/promises'
+import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type ChunkParams, type Cutter, chunkBytes, cutterFor } from '../chunk/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { digestBytes } from '../hash/index.js'
 import type { ChunkedFile } from '../types.js'
-import { chunkPath, fsError, type TreeEntry, walkTree } from '../fs/index.js'
+import { chunkPath, fsError, openRegular, type TreeEntry, walkTree } from '../fs/index.js'
 import type { FileRecord } from './record-codec.js'
 import type { Store } from './state-store.js'
 
@@ -72,6 +72,8 @@ export async function scanTree(
     signal?: AbortSignal
     onFile?: (path: string, bytes: number) => void
     onError?: (err: DsyncError) => void
+    /** called with each dsync temp file found (see walkTree) */
+    onTemp?: (path: string) => void
   },
 ): Promise<ScanResult> {
   const cutter = cutterFor(opts.params)
@@ -104,6 +106,7 @@ export async function scanTree(
     exclude: opts.exclude ?? [],
     ...(opts.signal && { signal: opts.signal }),
     ...(opts.onError && { onError: opts.onError }),
+    ...(opts.onTemp && { onTemp: opts.onTemp }),
   }
 
   try {
@@ -154,7 +157,7 @@ const SMALL_FILE_BYTES = 1024 * 1024
 /** Reads a file expected to hold `size` bytes whole; undefined when it has grown past that
  *  (the caller then streams it). One byte of slack detects the growth. */
 async function readSmall(abs: string, size: number): Promise<Uint8Array | undefined> {
-  const fh = await open(abs, 'r')
+  const fh = await openRegular(abs, { noFollow: true })
   try {
     const buf = new Uint8Array(size + 1)
     let n = 0
@@ -187,7 +190,7 @@ async function chunkOne(
     }
     if (data !== undefined) return { size: data.length, digest: digestBytes(data), chunks: chunkBytes(data, cutter) }
   }
-  return chunkPath(abs, params, signal ? { signal } : {})
+  return chunkPath(abs, params, { noFollow: true, ...(signal && { signal }) })
 }
 
 interface ReadResult {

@@ -4,6 +4,11 @@ import { DsyncError } from '../errors.js'
  * A bounded queue of byte buffers between the message pump (producer) and one file's writer
  * (consumer, via async iteration). `push` waits while more than `highWaterBytes` are queued, so
  * a slow disk slows the pump, which stops reading the socket: backpressure reaches the sender.
+ *
+ * Why not a stream.PassThrough: a writer that stops early (a bad delta, a full disk) must not
+ * leave the pump waiting for a 'drain' that never comes; here `push` returns at once, dropping
+ * the data, once the consumer is gone or the session's signal has aborted. The abort also ends
+ * the consumer's iteration with the abort reason, so no writer outlives its session.
  */
 export class ByteQueue implements AsyncIterable<Uint8Array> {
   readonly #items: Uint8Array[] = []
@@ -13,13 +18,25 @@ export class ByteQueue implements AsyncIterable<Uint8Array> {
   #wakeConsumer: (() => void) | undefined
   #wakeProducer: (() => void) | undefined
 
-  constructor(private readonly highWaterBytes = 8 * 1024 * 1024) {}
+  constructor(
+    signal: AbortSignal,
+    private readonly highWaterBytes = 8 * 1024 * 1024,
+  ) {
+    const onAbort = (): void => this.fail(abortError(signal))
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
+  }
+
+  /** Bytes queued and not yet taken by the consumer. */
+  get queuedBytes(): number {
+    return this.#bytes
+  }
 
   async push(bytes: Uint8Array): Promise<void> {
     while (this.#bytes > this.highWaterBytes && this.#failure === undefined) {
       await new Promise<void>((r) => (this.#wakeProducer = r))
     }
-    if (this.#ended || this.#failure) return // the consumer gave up: drop, it will report why
+    if (this.#ended || this.#failure) return // the consumer gave up: drop, it reports why
     this.#items.push(bytes)
     this.#bytes += bytes.length
     this.#wakeConsumer?.()
@@ -32,7 +49,7 @@ export class ByteQueue implements AsyncIterable<Uint8Array> {
 
   /** Ends the stream with an error the consumer will see (e.g. the connection dropped). */
   fail(err: DsyncError): void {
-    this.#failure = err
+    this.#failure ??= err
     this.#wakeConsumer?.()
     this.#wakeProducer?.()
   }
@@ -40,6 +57,7 @@ export class ByteQueue implements AsyncIterable<Uint8Array> {
   async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
     try {
       for (;;) {
+        if (this.#failure) throw this.#failure
         const item = this.#items.shift()
         if (item !== undefined) {
           this.#bytes -= item.length
@@ -47,7 +65,6 @@ export class ByteQueue implements AsyncIterable<Uint8Array> {
           yield item
           continue
         }
-        if (this.#failure) throw this.#failure
         if (this.#ended) return
         await new Promise<void>((r) => (this.#wakeConsumer = r))
       }
@@ -59,4 +76,11 @@ export class ByteQueue implements AsyncIterable<Uint8Array> {
       this.#wakeProducer?.()
     }
   }
+}
+
+/** The DsyncError an aborted session's signal stands for. */
+export function abortError(signal: AbortSignal): DsyncError {
+  const r: unknown = signal.reason
+  if (r instanceof DsyncError) return r
+  return new DsyncError('ABORTED', 'the session was cancelled', { cause: r })
 }

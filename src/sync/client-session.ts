@@ -17,6 +17,8 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly onProgress?: (settledBytes: number, totalBytes: number) => void
   /** (push) each piece of file data sent, in bytes */
   readonly onBytes?: (bytes: number) => void
+  /** what the server says that concerns no file (e.g. that it waits for another session) */
+  readonly onNotice?: (message: string) => void
 }
 
 /**
@@ -25,30 +27,34 @@ export interface ClientOptions extends Partial<SessionOptions> {
  */
 async function runClient(role: Role, localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
   const root = resolve(localDir)
-  await ensureDirectory(root, role === 'pull' && !o.dryRun)
+  // A push needs its tree first; a pull creates its directory (and state) only once the server
+  // has let it in: a wrong token or a wrong URL leaves nothing behind.
+  if (role === 'push') await ensureDirectory(root, false)
   const options = sessionOptions(o)
-  return withStore(root, async (store) => {
-    const { channel } = await connect(url, { token: o.token, role, options, ...(o.ca && { ca: o.ca }), signal: o.signal })
-    const report = new SyncReport(o.onEvent, o.onProgress)
-    const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal }
-    const started = Date.now()
-    // Ctrl+C: end the session at once, so neither side waits on the other.
-    const stop = (): void => channel.close(CLOSE.goingAway, 'interrupted')
-    o.signal.addEventListener('abort', stop, { once: true })
-    try {
+  const { channel } = await connect(url, { token: o.token, role, options, ...(o.ca && { ca: o.ca }), signal: o.signal })
+  // Ctrl+C: end the session at once, so neither side waits on the other.
+  const stop = (): void => channel.close(CLOSE.goingAway, 'interrupted')
+  o.signal.addEventListener('abort', stop, { once: true })
+  try {
+    if (role === 'pull') await ensureDirectory(root, !o.dryRun)
+    const result = await withStore(root, async (store) => {
+      const report = new SyncReport(o.onEvent, o.onProgress)
+      const deps = { root, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, ...(o.onNotice && { onNotice: o.onNotice }) }
+      const started = Date.now()
       if (role === 'push') await runSender(channel, { ...deps, ...(o.onBytes && { onBytes: o.onBytes }) })
       else await runReceiver(channel, { ...deps, now: () => new Date() })
-      channel.close()
-    } catch (err) {
-      // Not a normal close: the server must not take a half-done session for a finished one.
-      channel.close(CLOSE.goingAway, 'client stopped')
-      if (o.signal.aborted) throw new DsyncError('ABORTED', 'interrupted; files already written are complete, the rest are as they were: run the command again to finish', { cause: err })
-      throw err
-    } finally {
-      o.signal.removeEventListener('abort', stop)
-    }
-    return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
-  })
+      return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
+    })
+    channel.close()
+    return result
+  } catch (err) {
+    // Not a normal close: the server must not take a half-done session for a finished one.
+    channel.close(CLOSE.goingAway, 'client stopped')
+    if (o.signal.aborted) throw new DsyncError('ABORTED', 'interrupted; files already written are complete, the rest are as they were: run the command again to finish', { cause: err })
+    throw err
+  } finally {
+    o.signal.removeEventListener('abort', stop)
+  }
 }
 
 /** `dsync push LOCAL_DIR URL`: this side sends, the server receives. */

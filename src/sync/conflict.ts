@@ -34,3 +34,8 @@ export function conflictCopyPath(path: string, now: Date): string {
   const ext = posix.extname(path) // '' for "Makefile" and ".bashrc"
   return `${path.slice(0, path.length - ext.length)}.dsync-conflict-${stamp}${ext}`
 }
+
+/** True for a name `conflictCopyPath` makes: the receiver's own kept version of a file. */
+export function isConflictCopy(path: string): boolean {
+  return /\.dsync-conflict-\d{8}-\d{6}(\.[^/]*)?$/.test(path)
+}

@@ -1,20 +1,23 @@
-import { chmod, copyFile, lstat, mkdir, rename, rm, rmdir, symlink, utimes } from 'node:fs/promises'
-import { constants as fsConstants } from 'node:fs'
+import { link, lstat, mkdir, rename, rm, rmdir, statfs, symlink } from 'node:fs/promises'
 import { dirname, join, posix } from 'node:path'
 import { chunkList, cutterFor, type ChunkParams } from '../chunk/index.js'
 import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, MIN_MEASURABLE_CHUNKS, type SeedCandidate } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { fsError, openFileSource, patchFile, resolveInside, syncDirectory, TEMP_PREFIX, walkTree, writeAtomically, type TreeEntry } from '../fs/index.js'
+import {
+  fsError, openFileSource, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX, walkTree,
+  writeAtomically, type TreeEntry,
+} from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
 import { CLOSE, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { metricByName, profile } from '../similarity/index.js'
 import { sampleChunks, scanTree, type FileRecord, type Store } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
-import { checkOverwrite, conflictCopyPath } from './conflict.js'
-import type { Action, FileEvent, SyncReport } from './report.js'
+import { checkOverwrite, conflictCopyPath, isConflictCopy } from './conflict.js'
 import { Semaphore } from './limit.js'
-import { SendChain, TaskGroup } from './tasks.js'
+import type { Action, FileEvent, SyncReport } from './report.js'
+import { SendChain } from './send-chain.js'
+import { SessionScope } from './session-scope.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
 export interface ReceiverDeps {
@@ -26,6 +29,8 @@ export interface ReceiverDeps {
   readonly report: SyncReport
   readonly signal: AbortSignal
   readonly now: () => Date
+  /** called with what the peer says in a `notice` that concerns no file */
+  readonly onNotice?: (message: string) => void
 }
 
 /** Times are compared to the millisecond: utimes() goes through a double of seconds, which
@@ -40,6 +45,12 @@ function parentOf(path: string): string {
   return i < 0 ? '' : path.slice(0, i)
 }
 
+/** An OS error from acting on `path` as a DsyncError that names it; anything else (a bug) as is. */
+function asFileError(err: unknown, path: string, doing: string): unknown {
+  if (isDsyncError(err)) return err
+  return typeof (err as NodeJS.ErrnoException | undefined)?.syscall === 'string' ? fsError(err, path, doing) : err
+}
+
 /** Candidate seeds looked at per file, beyond the file at the same path. */
 const MAX_CANDIDATES = 4
 
@@ -51,22 +62,61 @@ const MAX_CANDIDATES = 4
  */
 const MAX_FETCHES = 16
 
-/** A file the receiver asked the sender for, from `want` until its result. */
+/**
+ * Files asked for (`want`) and not yet settled. Each holds its chunk list here until it is
+ * decided, so this bounds that memory whatever the size of the file list; 64 keeps the sender's
+ * answers flowing while 16 files are fetched.
+ */
+const WANT_WINDOW = 64
+
+/**
+ * Chunks of chunk lists held at once, over all files (~100 bytes each in memory: ~25 MiB). A
+ * legitimate large file sends a 1/8 sample (a 16 GiB file: ~256k chunks); past this budget a
+ * list is cut short and its file measured from the part kept, so no peer can grow the memory.
+ */
+const MAX_HELD_CHUNKS = 256 * 1024
+
+/** Files this large get their room checked before they are asked for, even before the disk
+ *  has been found full: a statfs is nothing next to sending 64 MiB that cannot be written. */
+const ROOM_CHECK_BYTES = 64 * 1024 * 1024
+/** Free space kept beyond a file's own size (metadata, the store, other writers). */
+const ROOM_MARGIN_BYTES = 1024 * 1024
+
+/** True for a write that failed because the file system is full (or over quota). */
+function isNoSpace(err: unknown): boolean {
+  const cause = isDsyncError(err) ? err.cause : err
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code
+  return code === 'ENOSPC' || code === 'EDQUOT'
+}
+
+/** Times a file is asked for when it keeps changing on the sender while being sent. */
+const MAX_SOURCE_ATTEMPTS = 3
+
+/** A file the receiver asks the sender for, from `want` until it is settled. */
 interface Transfer {
   readonly id: number
   readonly entry: FileEntry
   /** the receiver's current file at that path, if it is a regular file */
   readonly current: (TreeEntry & { record?: FileRecord }) | undefined
+  /** 1 for the first request; more when the file changed on the sender while it was sent */
+  readonly attempt: number
+  /** its `want` has gone out (ids of files not yet asked for are unknown to the sender) */
+  wanted: boolean
   conflict: boolean
-  chunks?: readonly Chunk[]
-  /** the file's digest, from the list (--checksum) or with its chunks */
+  /** the chunk list so far (complete once the piece without `more` arrived) */
+  chunks: Chunk[]
+  /** chunks announced by the sender, including any not kept (over the memory budget) */
+  listed: number
+  /** the chunk list is not the whole file's: a sample (large file) or cut short (budget) */
+  partialList: boolean
+  /** size and digest of the file the chunk list describes: what the rebuilt file must be */
+  size?: number
   digest?: FileDigest
-  /** the chunk list is a sample (a large file): compare it with samples of the seeds */
-  sampled?: boolean
-  /** pieces of a chunk list still arriving */
-  partial?: readonly Chunk[]
   queue?: ByteQueue
+  /** retried whole after a delta rebuilt the wrong content (a weak-hash false match) */
   retried: boolean
+  /** asked for again after the disk was full, to be written alone */
+  retriedForSpace?: boolean
 }
 
 /**
@@ -74,6 +124,9 @@ interface Transfer {
  * file (unchanged, local copy, delta against the most similar file it has, or whole), asks for
  * and rebuilds what it needs (atomically, verified), applies --delete, and reports every
  * decision. Runs over any Channel; returns when the sender closes the session.
+ *
+ * Its lifetime is one SessionScope: a dropped peer, a failed task or an abort cancels every
+ * signature, writer and wait of the session, and `run` returns only when all have stopped.
  */
 export async function runReceiver(channel: Channel, deps: ReceiverDeps): Promise<void> {
   return new Receiver(channel, deps).run()
@@ -81,13 +134,24 @@ export async function runReceiver(channel: Channel, deps: ReceiverDeps): Promise
 
 class Receiver {
   readonly #out: SendChain
-  readonly #tasks: TaskGroup
+  readonly #scope: SessionScope
+  readonly #signal: AbortSignal
+  /** every file listed and not yet settled: waiting for its `want`, or wanted */
   readonly #transfers = new Map<number, Transfer>()
+  /** listed files waiting for room in the want window, in list order */
+  readonly #waiting: Transfer[] = []
+  #wanted = 0
+  #heldChunks = 0
   readonly #seen = new Set<string>()
   readonly #dirs: FileEntry[] = []
   /** directories with renamed-in files whose fsync is still due (done once, at the end) */
   readonly #dirty = new Set<string>()
-  readonly #fetchSlots = new Semaphore(MAX_FETCHES)
+  readonly #fetchSlots: Semaphore
+  /** Once the disk has been found full, files are written one at a time (this one slot), so a
+   *  file that fits is written instead of all failing together; and each file's room is
+   *  checked before a byte of it is asked for. */
+  readonly #alone: Semaphore
+  #diskFull = false
   /**
    * Directories (relative, '' = root) known to be real directories in the root: found by the
    * scan (lstat: not symlinks) or made by this session. A path whose parent is known needs no
@@ -109,12 +173,47 @@ class Receiver {
     private readonly d: ReceiverDeps,
   ) {
     this.#out = new SendChain(channel)
-    this.#tasks = new TaskGroup(() => channel.close(CLOSE.goingAway, 'receiver failed'))
+    this.#scope = new SessionScope(d.signal, () => channel.close(CLOSE.goingAway, 'receiver failed'))
+    this.#signal = this.#scope.signal
+    this.#fetchSlots = new Semaphore(MAX_FETCHES, this.#signal)
+    this.#alone = new Semaphore(1, this.#signal)
     this.#metric = metricByName(d.options.metric)
   }
 
   async run(): Promise<void> {
-    const scan = await scanTree(this.d.root, this.d.store, { params: this.d.params, exclude: this.d.options.exclude, signal: this.d.signal })
+    try {
+      await this.#scan()
+      for await (const msg of this.channel.messages()) {
+        await this.#handle(msg)
+        if (this.#scope.failure !== undefined) throw this.#scope.failure
+      }
+      if (this.#scope.failure !== undefined) throw this.#scope.failure
+      if (!this.#finished || this.#transfers.size > 0) {
+        throw new DsyncError('NETWORK', 'the sender closed the session before it was complete; run the command again')
+      }
+    } catch (err) {
+      // Everything of the session stops: writers remove their temp files, the old files stay.
+      this.#scope.abort(isDsyncError(err) ? err : new DsyncError('NETWORK', 'connection lost during the transfer', { cause: err }))
+      await this.#scope.settled().catch(() => undefined)
+      throw err
+    }
+    await this.#scope.settled()
+    await this.#out.flushed()
+  }
+
+  async #scan(): Promise<void> {
+    const temps: string[] = []
+    const scan = await scanTree(this.d.root, this.d.store, {
+      params: this.d.params,
+      exclude: this.d.options.exclude,
+      signal: this.#signal,
+      onTemp: (p) => temps.push(p),
+      // Policy: a file of this tree that cannot be read is no seed and no quick-check match; if
+      // the sender lists its path, writing it succeeds or fails on its own, and is reported then.
+      onError: () => undefined,
+    })
+    // Temp files of dead sessions (a kill, a crash): this session holds the tree now.
+    if (!this.d.options.dryRun) await removeStaleTemps(this.d.root, temps)
     this.#local = new Map(scan.entries.map((e) => [e.path, e]))
     for (const e of scan.entries) {
       if (e.kind === 'dir') this.#knownDirs.add(e.path)
@@ -125,24 +224,6 @@ class Receiver {
       else list.push(e.path)
     }
     this.d.report.countScan(scan.filesRead)
-    try {
-      for await (const msg of this.channel.messages()) {
-        await this.#handle(msg)
-        if (this.#tasks.failure !== undefined) throw this.#tasks.failure
-      }
-      if (this.#tasks.failure !== undefined) throw this.#tasks.failure
-      if (!this.#finished || this.#transfers.size > 0) {
-        throw new DsyncError('NETWORK', 'the sender closed the session before it was complete; run the command again')
-      }
-    } catch (err) {
-      // Writers still waiting for data give up: their temp files go, the old files stay.
-      const cause = isDsyncError(err) ? err : new DsyncError('NETWORK', 'connection lost during the transfer', { cause: err })
-      for (const t of this.#transfers.values()) t.queue?.fail(cause)
-      await this.#tasks.settled().catch(() => undefined)
-      throw err
-    }
-    await this.#tasks.settled()
-    await this.#out.flushed()
   }
 
   async #handle(msg: Message): Promise<void> {
@@ -154,17 +235,8 @@ class Receiver {
         this.#listDone = true
         this.#maybeFinish()
         return
-      case 'chunks': {
-        // A long list arrives in pieces; the last one has no `more`.
-        const t = this.#transfer(msg.id)
-        t.partial = t.partial === undefined ? msg.chunks : [...t.partial, ...msg.chunks]
-        t.sampled = msg.sampled === true
-        if (msg.more === true) return
-        const chunks = t.partial
-        t.partial = undefined
-        if (msg.digest === undefined) throw new DsyncError('BAD_MESSAGE', `chunk list of file id ${msg.id} without its digest`)
-        return this.#chunks(msg.id, chunks, msg.digest)
-      }
+      case 'chunks':
+        return this.#chunkPiece(msg)
       case 'data': {
         const t = this.#streaming(msg.id)
         return t?.queue?.push(msg.bytes)
@@ -172,9 +244,37 @@ class Receiver {
       case 'dataEnd':
         this.#streaming(msg.id)?.queue?.end()
         return
+      case 'notice':
+        // A file the sender could not read: its error, here too (it is not coming).
+        if (msg.path !== undefined) this.d.report.add({ path: msg.path, action: 'error', code: msg.code ?? 'IO', message: msg.message })
+        else this.d.onNotice?.(msg.message)
+        return
       default:
         throw new DsyncError('BAD_MESSAGE', `unexpected "${msg.t}" message from the sender`)
     }
+  }
+
+  /** One piece of a file's chunk list. The list is bounded by what the file's size allows
+   *  (BAD_MESSAGE past it) and by the session's memory budget (cut short past it). */
+  async #chunkPiece(msg: Extract<Message, { t: 'chunks' }>): Promise<void> {
+    const t = this.#transfer(msg.id)
+    if (t.queue !== undefined || t.digest !== undefined) throw new DsyncError('BAD_MESSAGE', `chunk list for file id ${msg.id} after its list was complete`)
+    if (t.size !== undefined && t.size !== msg.size) throw new DsyncError('BAD_MESSAGE', `chunk list of ${t.entry.path}: pieces disagree on the file's size`)
+    t.size = msg.size
+    t.listed += msg.chunks.length
+    const most = Math.floor(msg.size / this.d.params.min) + 1
+    if (t.listed > most) {
+      throw new DsyncError('BAD_MESSAGE', `chunk list of ${t.entry.path} holds more than ${most} chunks, more than a file of ${msg.size} bytes can have`)
+    }
+    const room = Math.max(0, Math.min(msg.chunks.length, MAX_HELD_CHUNKS - this.#heldChunks))
+    for (let i = 0; i < room; i++) t.chunks.push(msg.chunks[i]!)
+    this.#heldChunks += room
+    if (room < msg.chunks.length || msg.sampled === true) t.partialList = true
+    if (msg.more === true) return
+    // No digest: the sender could not read the file after all (it said why in a notice).
+    if (msg.digest === undefined) return this.#settle(t)
+    t.digest = msg.digest
+    this.#decideInTask(t)
   }
 
   /** The transfer data is arriving for; undefined when it already ended here (a writer that
@@ -188,7 +288,9 @@ class Receiver {
 
   #transfer(id: number): Transfer {
     const t = this.#transfers.get(id)
-    if (t === undefined) throw new DsyncError('BAD_MESSAGE', `message for unknown file id ${id}`)
+    if (t === undefined || !t.wanted) {
+      throw new DsyncError('BAD_MESSAGE', `message for file id ${id}, which was not asked for`)
+    }
     return t
   }
 
@@ -210,19 +312,27 @@ class Receiver {
     })
   }
 
+  /** A per-file failure: reported, and the session goes on. Session-wide ones are rethrown. */
   #fail(path: string, err: unknown, id = 0): void {
-    if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK') throw err
+    if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK' || this.#signal.aborted) throw err
     this.#event({ path, action: 'error', code: err.code, message: err.message }, id)
   }
 
   async #entry(e: FileEntry): Promise<void> {
+    if (this.#seen.has(e.path)) {
+      // A list names each path once. A second entry could turn a path the first one made into
+      // something else (a symlink listed, then a file at the same path: metadata and seeds
+      // would then act through the link). Refused; the first one stands.
+      this.#fail(e.path, new DsyncError('UNSAFE_PATH', `${e.path}: listed twice by the sender; the second entry was refused`, { path: e.path }))
+      return
+    }
     this.#seen.add(e.path)
     try {
       if (e.kind === 'dir') await this.#dir(e)
       else if (e.kind === 'symlink') await this.#symlink(e)
       else await this.#file(e)
     } catch (err) {
-      this.#fail(e.path, err)
+      this.#fail(e.path, asFileError(err, e.path, `write the ${e.kind}`))
     }
   }
 
@@ -236,15 +346,16 @@ class Receiver {
 
   async #dir(e: FileEntry): Promise<void> {
     const cur = this.#local.get(e.path)
-    this.#dirs.push(e)
     if (cur !== undefined && cur.kind !== 'dir') this.#typeClash(e, cur)
+    this.#dirs.push(e)
     if (cur !== undefined) {
-      if (cur.mode !== e.mode && !this.d.options.dryRun) await chmod(await this.#abs(e.path), e.mode)
+      if (cur.mode !== e.mode && !this.d.options.dryRun) await setMetadata(await this.#abs(e.path), { mode: e.mode }, { directory: true })
       return
     }
     if (!this.d.options.dryRun) {
       await mkdir(await this.#abs(e.path), { mode: e.mode })
       this.#knownDirs.add(e.path)
+      this.#local.set(e.path, { path: e.path, kind: 'dir', size: 0, mtimeMs: e.mtimeMs, mode: e.mode })
     }
     this.#event({ path: e.path, action: 'dir' })
   }
@@ -253,10 +364,6 @@ class Receiver {
     const cur = this.#local.get(e.path)
     if (cur?.kind === 'symlink' && cur.target === e.target) return
     if (cur?.kind === 'dir') this.#typeClash(e, cur)
-    if (this.#knownDirs.has(e.path)) {
-      // Listed as a directory earlier in this session: a link there now could lead writes out.
-      throw new DsyncError('UNSAFE_PATH', `${e.path}: listed both as a directory and as a symlink; refused`, { path: e.path })
-    }
     if (!this.d.options.dryRun) {
       // Made under a temp name and renamed over: the path is never missing, never followed.
       const abs = await resolveInside(this.d.root, e.path, { allowFinalSymlink: true })
@@ -264,6 +371,8 @@ class Receiver {
       await rm(tmp, { force: true })
       await symlink(e.target ?? '', tmp)
       await rename(tmp, abs)
+      // No longer a file here: never a seed, never a quick-check match.
+      this.#local.set(e.path, { path: e.path, kind: 'symlink', size: 0, mtimeMs: e.mtimeMs, mode: e.mode, target: e.target ?? '' })
     }
     this.#event({ path: e.path, action: 'symlink', message: e.target })
   }
@@ -274,7 +383,7 @@ class Receiver {
     await this.#abs(e.path)
     const cur = this.#local.get(e.path)
     if (cur !== undefined && cur.kind !== 'file') this.#typeClash(e, cur)
-    const t: Transfer = { id: this.#nextId++, entry: e, current: cur, conflict: false, retried: false }
+    const t = this.#newTransfer(e, cur, 1)
     if (e.digest === undefined) {
       // rsync's quick check: same size and mtime is the same file. The list carries no digests
       // (32 bytes a file: most of a no-op's bytes); a changed file's comes with its chunks.
@@ -282,20 +391,52 @@ class Receiver {
         return this.#sameContent(e, cur, cur.record.digest)
       }
     } else if (await this.#resolveLocally(t, e.digest)) return
+    this.#enqueue(t)
+  }
+
+  #newTransfer(entry: FileEntry, current: Transfer['current'], attempt: number): Transfer {
+    return { id: this.#nextId++, entry, current, attempt, wanted: false, conflict: false, chunks: [], listed: 0, partialList: false, retried: false }
+  }
+
+  /** Asks for the file's chunk list once the want window has room. */
+  #enqueue(t: Transfer): void {
     this.#transfers.set(t.id, t)
-    this.#out.post({ t: 'want', id: t.id, path: e.path })
+    this.#waiting.push(t)
+    this.#pumpWants()
+  }
+
+  #pumpWants(): void {
+    while (this.#wanted < WANT_WINDOW && this.#waiting.length > 0) {
+      const t = this.#waiting.shift()!
+      t.wanted = true
+      this.#wanted++
+      this.#out.post({ t: 'want', id: t.id, path: t.entry.path })
+    }
+  }
+
+  /** The file is done (written, kept, failed or given up): its memory and window slot go. */
+  #settle(t: Transfer): void {
+    if (!this.#transfers.delete(t.id)) return
+    this.#heldChunks -= Math.min(t.chunks.length, this.#heldChunks)
+    t.chunks = []
+    if (t.wanted) this.#wanted--
+    this.#pumpWants()
+    this.#maybeFinish()
   }
 
   /**
    * What the digest alone settles: same content (unchanged), a file only the receiver changed
    * (kept), identical content elsewhere in the tree (local copy). Marks a conflict for the
-   * transfer. True when nothing needs to come over the wire.
+   * transfer. True when nothing needs to come over the wire. Its event carries the file's id
+   * only once the sender knows it (wanted); a file settled from the list alone (--checksum)
+   * reports with id 0, else the sender would not know which file the result is about.
    */
   async #resolveLocally(t: Transfer, digest: FileDigest): Promise<boolean> {
     const { entry: e, current: cur } = t
+    const id = t.wanted ? t.id : 0
     if (cur?.record !== undefined) {
       if (cur.record.digest === digest) {
-        await this.#sameContent(e, cur, digest, t.id)
+        await this.#sameContent(e, cur, digest, id)
         return true
       }
       const verdict = checkOverwrite({
@@ -314,14 +455,14 @@ class Receiver {
             code: 'CHANGED_ON_RECEIVER',
             message: `${e.path}: changed on the receiver since the last sync and not on the sender; kept the receiver's copy (pull to get it, or use --force)`,
           },
-          t.id,
+          id,
         )
         return true
       }
       t.conflict = verdict === 'conflict'
     }
     const copyOf = this.d.store.findByDigest(digest).find((p) => p !== e.path && this.#local.get(p)?.kind === 'file')
-    return copyOf !== undefined && (await this.#copyLocal(e, digest, copyOf, cur, t.conflict, t.id))
+    return copyOf !== undefined && (await this.#copyLocal(e, digest, copyOf, cur, t.conflict, id))
   }
 
   /** Same content: at most the mode and mtime need setting. */
@@ -331,8 +472,7 @@ class Receiver {
     if (cur.mode === e.mode && sameTime) return this.#event({ path: e.path, action: 'unchanged', size: e.size }, id)
     if (!this.d.options.dryRun) {
       const abs = await this.#abs(e.path)
-      if (cur.mode !== e.mode) await chmod(abs, e.mode)
-      if (!sameTime) await utimes(abs, e.mtimeMs / 1000, e.mtimeMs / 1000)
+      await setMetadata(abs, { ...(cur.mode !== e.mode && { mode: e.mode }), ...(!sameTime && { mtimeMs: e.mtimeMs }) })
       await this.#record(e.path, abs, digest, cur.record!.chunks)
     }
     this.#event({ path: e.path, action: 'meta', size: e.size }, id)
@@ -355,17 +495,17 @@ class Receiver {
         abs,
         async (sink) => {
           const d = new FileDigester()
-          for await (const buf of openFileSource(src, { signal: this.d.signal })) {
+          for await (const buf of openFileSource(src, { signal: this.#signal, noFollow: true })) {
             d.update(buf)
             await sink.write(buf)
           }
           if (d.digest() !== digest) throw new DsyncError('DIGEST_MISMATCH', `${from}: changed while being copied`)
         },
-        { mode: e.mode, mtimeMs: e.mtimeMs, signal: this.d.signal, syncDir: false },
+        { mode: e.mode, mtimeMs: e.mtimeMs, signal: this.#signal, syncDir: false },
       )
       this.#dirty.add(dirname(abs))
     } catch (err) {
-      if (isDsyncError(err, 'DIGEST_MISMATCH') || isDsyncError(err, 'NOT_FOUND')) return false
+      if (isDsyncError(err, 'DIGEST_MISMATCH') || isDsyncError(err, 'NOT_FOUND') || isDsyncError(err, 'UNSAFE_PATH') || isDsyncError(err, 'NOT_A_FILE')) return false
       throw err
     }
     await this.#record(e.path, abs, digest, this.d.store.get(from)?.chunks)
@@ -373,38 +513,33 @@ class Receiver {
     return true
   }
 
-  /** The sender's chunk list for a file we asked for: settle it locally if its digest allows,
-   *  else pick the seed, decide, and fetch it (in a task: a local copy or a seed's signature
-   *  must not stall the message pump). */
-  async #chunks(id: number, chunks: readonly Chunk[], digest: FileDigest): Promise<void> {
-    const t = this.#transfer(id)
-    t.chunks = chunks
-    t.digest = digest
-    this.#tasks.spawn(
-      () =>
-        this.#fetchSlots.with(async () => {
-          try {
-            if (await this.#resolveLocally(t, digest)) return void this.#transfers.delete(id)
-          } catch (err) {
-            this.#transfers.delete(id)
-            return this.#fail(t.entry.path, err, id)
-          }
-          return this.#decideAndFetch(t, chunks)
-        }),
-      () => this.#maybeFinish(),
-    )
+  /** A complete chunk list: settle the file locally if its digest allows, else pick the seed,
+   *  decide, and fetch it (in a task: a local copy or a seed's signature must not stall the
+   *  message pump). */
+  #decideInTask(t: Transfer): void {
+    const work = async (): Promise<void> => {
+      try {
+        if (await this.#resolveLocally(t, t.digest!)) return this.#settle(t)
+      } catch (err) {
+        this.#settle(t)
+        return this.#fail(t.entry.path, asFileError(err, t.entry.path, 'settle it'), t.id)
+      }
+      return this.#decideAndFetch(t)
+    }
+    this.#scope.spawn(() => this.#fetchSlots.with(() => (this.#diskFull ? this.#alone.with(work) : work())))
   }
 
-  async #decideAndFetch(t: Transfer, chunks: readonly Chunk[]): Promise<void> {
+  async #decideAndFetch(t: Transfer): Promise<void> {
     const id = t.id
+    const chunks = t.chunks
     const target = profile(chunks)
     const cands: SeedCandidate[] = []
     const add = (path: string): void => {
       const rec = this.#local.get(path)?.record
       // A sampled target is measured against the same sample of each seed.
-      if (rec !== undefined && !cands.some((c) => c.path === path)) cands.push({ path, profile: profile(t.sampled ? sampleChunks(rec.chunks) : rec.chunks) })
+      if (rec !== undefined && !cands.some((c) => c.path === path)) cands.push({ path, profile: profile(t.partialList ? sampleChunks(rec.chunks) : rec.chunks) })
     }
-    if (t.current?.record) add(t.entry.path)
+    if (t.current?.record && this.#local.get(t.entry.path)?.kind === 'file') add(t.entry.path)
     for (const c of this.d.store.candidates(chunks, { limit: MAX_CANDIDATES })) add(c.path)
     // The file this one most likely was: the same path, or else — for a small file whose
     // chunks the index cannot match after an edit — a file of the same name elsewhere (a move),
@@ -419,18 +554,18 @@ class Receiver {
     const event: FileEvent = {
       path: t.entry.path,
       action,
-      size: t.entry.size,
+      size: t.size ?? t.entry.size,
       ...(decision.seed !== null && { seed: decision.seed, similarity: decision.similarity }),
       ...(decision.note !== undefined && { message: decision.note }),
     }
     if (this.d.options.dryRun) {
-      this.#transfers.delete(id)
+      this.#settle(t)
       this.#event(event, id)
       return
     }
     const seedProfile = cands.find((c) => c.path === decision.seed)?.profile
     // A sampled list holds a fraction of the file's bytes: scale what it shows to the whole.
-    const scale = t.sampled === true && target.multiset.total > 0 ? t.entry.size / target.multiset.total : 1
+    const scale = t.partialList && target.multiset.total > 0 ? (t.size ?? t.entry.size) / target.multiset.total : 1
     const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile, scale) : 0
     return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions)
   }
@@ -452,7 +587,11 @@ class Receiver {
   /** Sends the plan for one file and rebuilds it from the data that comes back. */
   async #fetch(t: Transfer, seed: string | null, event: FileEvent, regions = 0): Promise<void> {
     const path = t.entry.path
+    const signal = this.#signal
     try {
+      const abs = await this.#abs(path)
+      await this.#ensureParent(path, abs)
+      if (this.#diskFull || (t.size ?? 0) >= ROOM_CHECK_BYTES) await this.#checkRoom(path, abs, t.size ?? 0)
       const seedAbs = seed === null ? null : await this.#abs(seed)
       // Blocks sized for the change the chunk lists show: few regions changed, big blocks and a
       // small signature; many scattered edits, small blocks and little literal.
@@ -461,41 +600,84 @@ class Receiver {
       const signature =
         seedAbs === null
           ? null
-          : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal: this.d.signal }), { size, blockSize, signal: this.d.signal }))
-      t.queue = new ByteQueue()
+          : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
+      t.queue = new ByteQueue(signal)
       this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
-      const abs = await this.#abs(path)
-      await this.#ensureParent(path, abs)
       const conflictCopy = t.conflict && t.current ? await this.#keepConflictCopy(path, abs) : undefined
-      const res = await patchFile(seedAbs, t.queue, abs, { mode: t.entry.mode, mtimeMs: t.entry.mtimeMs, signal: this.d.signal, syncDir: false })
+      const res = await patchFile(seedAbs, t.queue, abs, {
+        mode: t.entry.mode,
+        mtimeMs: t.entry.mtimeMs,
+        signal,
+        syncDir: false,
+        noFollow: true,
+        expect: { size: t.size!, digest: t.digest! },
+      })
       this.#dirty.add(dirname(abs))
-      // The chunk list describes the sender's file as listed; if it changed while being sent,
-      // the rebuilt file has another digest and its chunks must be computed here.
-      // The sender's list describes the file we wrote only when it is whole (not a sample) and
-      // the file did not change while being sent; else the chunks are computed here.
-      await this.#record(path, abs, res.digest, res.digest === t.digest && t.sampled !== true ? t.chunks : undefined)
-      this.#transfers.delete(t.id)
+      // The sender's list describes the file written when it is whole (not a sample, not cut
+      // short); else the chunks are computed here.
+      await this.#record(path, abs, res.digest, t.partialList ? undefined : t.chunks)
+      this.#settle(t)
       this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
     } catch (err) {
-      if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried) {
+      if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.
         t.retried = true
         return this.#fetch(t, null, { ...event, action: t.current ? 'whole' : 'new' })
       }
-      this.#transfers.delete(t.id)
-      this.#fail(path, err, t.id)
+      this.#settle(t)
+      if (isNoSpace(err) && !t.retriedForSpace && !signal.aborted) {
+        // From now on one file at a time, each after a check of its room: this one again,
+        // after the files already queued (some of which may fit).
+        this.#diskFull = true
+        this.#enqueue({ ...this.#newTransfer(t.entry, t.current, t.attempt), retriedForSpace: true })
+        return
+      }
+      if (isDsyncError(err, 'SOURCE_CHANGED') && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
+        // Changed on the sender while it was read: ask again; the sender reads it afresh.
+        this.#enqueue(this.#newTransfer(t.entry, t.current, t.attempt + 1))
+        return
+      }
+      const e = isDsyncError(err, 'SOURCE_CHANGED')
+        ? new DsyncError('SOURCE_CHANGED', `${path}: changed on the sender each of the ${t.attempt} times it was sent; not written (run again once it is stable)`, { path })
+        : asFileError(err, path, 'write it')
+      this.#fail(path, e, t.id)
     }
   }
 
-  /** Before overwriting a file both sides changed: keep the receiver's version beside it. */
+  /** Refuses (IO, before a byte of the file is asked for) a file that cannot fit: its temp
+   *  file needs `size` bytes in the directory's file system while the old one still exists. */
+  async #checkRoom(path: string, abs: string, size: number): Promise<void> {
+    let free: number
+    try {
+      const fsInfo = await statfs(dirname(abs))
+      free = fsInfo.bavail * fsInfo.bsize
+    } catch (err) {
+      throw fsError(err, path, 'check the free space for it')
+    }
+    if (free < size + ROOM_MARGIN_BYTES) {
+      throw new DsyncError('IO', `${path}: not enough free space on the receiver (needs ${size} bytes, ${free} free); not sent. Free some space and run again`, { path })
+    }
+  }
+
+  /**
+   * Before overwriting a file both sides changed: keep the receiver's version beside it. A hard
+   * link to the current inode, which the rename of the new version then leaves in place: no
+   * byte copied, and link() never follows a symlink. Where links are not supported, a copy.
+   */
   async #keepConflictCopy(path: string, abs: string): Promise<string> {
     const copyPath = conflictCopyPath(path, this.d.now())
     const copyAbs = await this.#abs(copyPath)
     try {
-      await copyFile(abs, copyAbs, fsConstants.COPYFILE_EXCL)
+      await link(abs, copyAbs)
     } catch (err) {
-      throw fsError(err, copyPath, 'keep a conflict copy')
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV' && code !== 'EMLINK') throw fsError(err, copyPath, 'keep a conflict copy')
+      const st = await lstat(abs)
+      await writeAtomically(copyAbs, async (sink) => {
+        for await (const buf of openFileSource(abs, { signal: this.#signal, noFollow: true })) await sink.write(buf)
+      }, { mode: st.mode & 0o7777, mtimeMs: st.mtimeMs, signal: this.#signal, syncDir: false })
     }
+    this.#dirty.add(dirname(copyAbs))
     return copyPath
   }
 
@@ -503,28 +685,42 @@ class Receiver {
   async #record(path: string, abs: string, digest: FileRecord['digest'], chunks: readonly Chunk[] | undefined): Promise<void> {
     const st = await lstat(abs)
     // The digest is known (the rebuilt file was verified against it): chunk without it.
-    const list = chunks ?? (await chunkList(openFileSource(abs, { signal: this.d.signal }), cutterFor(this.d.params), { signal: this.d.signal }))
+    const list = chunks ?? (await chunkList(openFileSource(abs, { signal: this.#signal, noFollow: true }), cutterFor(this.d.params), { signal: this.#signal }))
     const rec: FileRecord = { path, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777, digest, chunks: list }
-    await this.d.store.put(rec)
-    await this.d.store.setBase(path, digest)
+    await this.d.store.put(rec, { base: true })
     this.#local.set(path, { path, kind: 'file', size: st.size, mtimeMs: st.mtimeMs, mode: rec.mode, record: rec })
   }
 
-  /** --delete: remove what the sender does not have, deepest first; never a file changed here
-   *  since the last sync (that would lose work: it is reported as kept). */
+  /**
+   * Why an extra file (one the sender does not have) must not be deleted, if so. --delete means
+   * "the sender deleted it": true only of a file that is, unchanged, what was last synced here.
+   * A file changed since, one never synced (created on this side), or a conflict copy (this
+   * side's own version of a past conflict) is kept and reported, unless --force.
+   */
+  #keepReason(e: TreeEntry & { record?: FileRecord }): string | undefined {
+    if (this.d.options.force || e.kind !== 'file') return undefined
+    if (isConflictCopy(e.path)) return 'a conflict copy (this side\'s version of a past conflict)'
+    const base = this.d.store.getBase(e.path)
+    if (base === undefined) return 'never synced from the sender (created on the receiver)'
+    if (e.record !== undefined && e.record.digest !== base) return 'changed on the receiver since the last sync'
+    return undefined
+  }
+
+  /** --delete: remove what the sender does not have, deepest first; never what would lose work
+   *  (#keepReason: reported as kept). */
   async #deleteExtras(): Promise<void> {
     // What the ignore rules exclude is never deleted, and the rules that count are the ones in
     // the tree now: a .dsyncignore the sender just wrote applies to files already here.
     const visible = new Set<string>()
-    for await (const e of walkTree(this.d.root, { exclude: this.d.options.exclude, signal: this.d.signal })) visible.add(e.path)
+    for await (const e of walkTree(this.d.root, { exclude: this.d.options.exclude, signal: this.#signal, onError: () => undefined })) visible.add(e.path)
     const extras = [...this.#local.values()]
       .filter((e) => !this.#seen.has(e.path) && visible.has(e.path))
       .sort((a, b) => (a.path < b.path ? 1 : -1))
     for (const e of extras) {
       try {
-        const base = this.d.store.getBase(e.path)
-        if (e.kind === 'file' && base !== undefined && e.record !== undefined && e.record.digest !== base && !this.d.options.force) {
-          this.#event({ path: e.path, action: 'kept', code: 'CHANGED_ON_RECEIVER', message: `${e.path}: changed on the receiver since the last sync; not deleted (use --force to delete it)` })
+        const why = this.#keepReason(e)
+        if (why !== undefined) {
+          this.#event({ path: e.path, action: 'kept', code: 'CHANGED_ON_RECEIVER', message: `${e.path}: ${why}; not deleted (use --force to delete it)` })
           continue
         }
         if (!this.d.options.dryRun) {
@@ -546,7 +742,7 @@ class Receiver {
         this.#knownDirs.delete(e.path)
         this.#event({ path: e.path, action: 'deleted' })
       } catch (err) {
-        this.#fail(e.path, isDsyncError(err) ? err : fsError(err, e.path, 'delete it'))
+        this.#fail(e.path, asFileError(err, e.path, 'delete it'))
       }
     }
   }
@@ -556,15 +752,18 @@ class Receiver {
   #maybeFinish(): void {
     if (this.#finished || !this.#listDone || this.#transfers.size > 0) return
     this.#finished = true
-    this.#tasks.spawn(async () => {
+    this.#scope.spawn(async () => {
       if (this.d.options.delete) await this.#deleteExtras()
       // The renames become durable before the sender hears `done`.
       for (const dir of this.#dirty) await syncDirectory(dir)
       if (!this.d.options.dryRun) {
         // Deepest first: setting a parent's time must come after its children are written.
         for (const e of [...this.#dirs].reverse()) {
-          const abs = await this.#abs(e.path)
-          await utimes(abs, e.mtimeMs / 1000, e.mtimeMs / 1000).catch((err: unknown) => this.#fail(e.path, fsError(err, e.path, 'set its time')))
+          try {
+            await setMetadata(await this.#abs(e.path), { mtimeMs: e.mtimeMs }, { directory: true })
+          } catch (err) {
+            this.#fail(e.path, asFileError(err, e.path, 'set its time'))
+          }
         }
       }
       this.#out.post({ t: 'done', summary: {} })

@@ -1,11 +1,12 @@
 import type { ChunkParams } from '../chunk/index.js'
 import { decodeSignature, EMPTY_SIGNATURE, encodeDelta, type DeltaStats } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { openFileSource, resolveInside } from '../fs/index.js'
+import { chunkPath, openFileSource, resolveInside } from '../fs/index.js'
 import { CLOSE, LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { sampleChunks, scanTree, type FileRecord, type Store } from '../store/index.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
-import { SendChain, TaskGroup } from './tasks.js'
+import { SendChain } from './send-chain.js'
+import { SessionScope } from './session-scope.js'
 
 /** Everything the sender role needs, given by the flow (push on the client, pull on the server). */
 export interface SenderDeps {
@@ -21,6 +22,8 @@ export interface SenderDeps {
   readonly concurrency?: number
   /** called with the size of each piece of file data sent */
   readonly onBytes?: (bytes: number) => void
+  /** called with what the peer says in a `notice` (e.g. that the server waits for the tree) */
+  readonly onNotice?: (message: string) => void
 }
 
 /** File-list batch size: keeps each `files` message far below the frame limit. */
@@ -46,7 +49,18 @@ type ResultMessage = Extract<Message, { t: 'result' }>
  * Returns when the receiver says `done`.
  */
 export async function runSender(channel: Channel, d: SenderDeps): Promise<void> {
-  const scan = await scanTree(d.root, d.store, { params: d.params, exclude: d.options.exclude, checksum: d.options.checksum, signal: d.signal })
+  const scope = new SessionScope(d.signal, () => channel.close(CLOSE.goingAway, 'sender failed'))
+  const signal = scope.signal
+  const out = new SendChain(channel)
+  // A file or directory that cannot be read is one error line, here and at the receiver (so a
+  // pull's exit code says the run was partial); the rest of the tree is synced.
+  const skipped = (err: DsyncError): void => {
+    d.report.add({ path: err.path ?? '', action: 'error', code: err.code, message: err.message })
+    out.post({ t: 'notice', message: err.message, code: err.code, ...(err.path !== undefined && { path: err.path }) })
+  }
+  const scan = await scanTree(d.root, d.store, {
+    params: d.params, exclude: d.options.exclude, checksum: d.options.checksum, signal, onError: skipped,
+  })
   d.report.countScan(scan.filesRead)
   const records = new Map<string, FileRecord>()
   const entries: FileEntry[] = []
@@ -69,14 +83,14 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     })
   }
 
-  const out = new SendChain(channel)
   for (let i = 0; i < entries.length; i += LIST_BATCH) out.post({ t: 'files', entries: entries.slice(i, i + LIST_BATCH) })
   out.post({ t: 'filesEnd' })
 
   const paths = new Map<number, string>()
   const stats = new Map<number, DeltaStats>()
   const plans: PlanMessage[] = []
-  const tasks = new TaskGroup(() => channel.close(CLOSE.goingAway, 'sender failed'))
+  /** Paths whose chunk list went out once: asked again, the file changed while it was sent. */
+  const listed = new Set<string>()
   const idle: (() => void)[] = []
   const wake = (): void => idle.splice(0).forEach((f) => f())
   let done = false
@@ -88,7 +102,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         await sendFile(plan)
         continue
       }
-      if (done) return
+      if (done || signal.aborted) return
       await new Promise<void>((r) => idle.push(r))
     }
   }
@@ -98,7 +112,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     try {
       const sig = plan.signature === null ? EMPTY_SIGNATURE : decodeSignature(plan.signature)
       const abs = await resolveInside(d.root, path)
-      const delta = encodeDelta(sig, openFileSource(abs, { signal: d.signal }), { signal: d.signal })
+      const delta = encodeDelta(sig, openFileSource(abs, { signal, noFollow: true }), { signal })
       for await (const buf of delta.bytes) {
         for (let o = 0; o < buf.length; o += DATA_FRAME) {
           const bytes = buf.subarray(o, o + DATA_FRAME)
@@ -115,14 +129,37 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
     await channel.send({ t: 'dataEnd', id: plan.id })
   }
-  for (let i = 0; i < (d.concurrency ?? 8); i++) tasks.spawn(worker)
+  for (let i = 0; i < (d.concurrency ?? 8); i++) scope.spawn(worker)
+  signal.addEventListener('abort', wake, { once: true })
+
+  /** The record to send for a wanted path: the scan's, or a fresh read when it is asked again
+   *  (the receiver saw the file change while it was being sent). */
+  const recordFor = async (path: string): Promise<FileRecord> => {
+    const rec = records.get(path)
+    if (rec === undefined) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${path}, which is not in the file list`)
+    if (!listed.has(path)) {
+      listed.add(path)
+      return rec
+    }
+    const fresh = { ...rec, ...(await chunkPath(await resolveInside(d.root, path), d.params, { signal, noFollow: true })) }
+    records.set(path, fresh)
+    return fresh
+  }
 
   try {
     for await (const msg of channel.messages()) {
-      if (tasks.failure !== undefined) throw tasks.failure
+      if (scope.failure !== undefined) throw scope.failure
       if (msg.t === 'want') {
-        const rec = records.get(msg.path)
-        if (rec === undefined) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${msg.path}, which is not in the file list`)
+        let rec: FileRecord
+        try {
+          rec = await recordFor(msg.path)
+        } catch (err) {
+          if (!isDsyncError(err) || err.code === 'BAD_MESSAGE' || err.code === 'ABORTED') throw err
+          // Gone or unreadable now: an empty list with no digest tells the receiver to give up.
+          skipped(err)
+          out.post({ t: 'chunks', id: msg.id, size: 0, chunks: [] })
+          continue
+        }
         paths.set(msg.id, msg.path)
         const sampled = rec.chunks.length > SAMPLE_ABOVE_CHUNKS
         const list = sampled ? sampleChunks(rec.chunks) : rec.chunks
@@ -132,6 +169,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
           out.post({
             t: 'chunks',
             id: msg.id,
+            size: rec.size,
             chunks: list.slice(i, end),
             ...(sampled && { sampled: true }),
             ...(end < n ? { more: true } : { digest: rec.digest }),
@@ -145,15 +183,21 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       } else if (msg.t === 'done') {
         receiverDone = true
         break
+      } else if (msg.t === 'notice') {
+        d.onNotice?.(msg.message)
       } else {
         throw new DsyncError('BAD_MESSAGE', `unexpected "${msg.t}" message from the receiver`)
       }
     }
+  } catch (err) {
+    scope.abort(err)
+    await scope.settled().catch(() => undefined)
+    throw err
   } finally {
     done = true
     wake()
   }
-  await tasks.settled() // a failed file stream ended the session: its error says why
+  await scope.settled() // a failed file stream ended the session: its error says why
   if (!receiverDone) throw new DsyncError('NETWORK', 'the receiver ended the session before it was done; run the command again')
   await out.flushed()
   // Unchanged files cost no message on the wire (a no-op sync stays small): they are the files

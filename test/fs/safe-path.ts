@@ -6,7 +6,7 @@ import { checkRelPath, resolveInside } from '../../src/fs/index.js'
 import { tempTree } from '../support/temp.js'
 
 t.test('checkRelPath accepts ordinary relative paths unchanged', async (t) => {
-  for (const p of ['a', 'a/b/c.txt', '.hidden', 'a/.dsync', 'dir/..x', '...', 'é/日本語', 'x'.repeat(255)]) {
+  for (const p of ['a', 'a/b/c.txt', '.hidden', 'a/.dsync.bak', 'dir/..x', '...', 'é/日本語', 'x'.repeat(255)]) {
     t.equal(checkRelPath(p), p)
   }
 })
@@ -26,6 +26,8 @@ t.test('checkRelPath refuses each hostile shape with UNSAFE_PATH and says why', 
     [Array.from({ length: 20 }, () => 'y'.repeat(250)).join('/'), /longer than 4096/],
     ['.dsync/state.mdb', /state folder/],
     ['a/.dsync-tmp-123', /temp files/],
+    ['a/.dsync/x', /state folder/],
+    ['.dsync', /state folder/],
   ]
   for (const [p, why] of cases) t.throws(() => checkRelPath(p), { code: 'UNSAFE_PATH', message: why, path: p }, JSON.stringify(p))
 })

@@ -68,11 +68,15 @@ t.test('nested .dsyncignore files and --exclude', async (t) => {
   ])
 })
 
-t.test('skips .dsync at the top only, dsync temp files anywhere, and special files', async (t) => {
-  const root = await tempTree(t, { '.dsync/state.mdb': 'x', 'sub/.dsync/kept': 'y', '.dsync-tmp-1': '', 'sub/.dsync-tmp-2': '' })
+t.test('skips .dsync state folders and dsync temp files anywhere (temps reported to onTemp), and special files (reported to onError)', async (t) => {
+  const root = await tempTree(t, { '.dsync/state.mdb': 'x', 'sub/.dsync/state.mdb': 'y', 'sub/kept': 'z', '.dsync-tmp-1': '', 'sub/.dsync-tmp-2': '' })
   execFileSync('mkfifo', [join(root, 'fifo')])
-  const es = await collect(walkTree(root))
-  t.same(paths(es), ['sub', 'sub/.dsync', 'sub/.dsync/kept'])
+  const errors: DsyncError[] = []
+  const temps: string[] = []
+  const es = await collect(walkTree(root, { onError: (e) => errors.push(e), onTemp: (p) => temps.push(p) }))
+  t.same(paths(es), ['sub', 'sub/kept'])
+  t.same(temps.sort(), ['.dsync-tmp-1', 'sub/.dsync-tmp-2'])
+  t.match(errors, [{ code: 'NOT_A_FILE', path: 'fifo', message: /FIFO/ }])
 })
 
 t.test('names dsync cannot carry go to onError and the walk goes on; without it, it throws', async (t) => {

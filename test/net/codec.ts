@@ -36,6 +36,12 @@ const chunkList = fc
     })
   })
 
+/** Where a chunk list ends (0 when empty): the least file size it can describe. */
+function listEnd(chunks: readonly Chunk[]): number {
+  const last = chunks[chunks.length - 1]
+  return last === undefined ? 0 : last.offset + last.length
+}
+
 /** One arbitrary per message type: adding a message type means adding a line here. */
 const message: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('hello' as const), versions: fc.array(fc.integer({ min: 1, max: 1000 }), { maxLength: 5 }), server: text, challenge: fc.uint8Array({ minLength: 32, maxLength: 32 }) }),
@@ -48,8 +54,10 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('files' as const), entries: fc.array(entry, { maxLength: 20 }) }),
   fc.constant({ t: 'filesEnd' as const }),
   fc.record({ t: fc.constant('want' as const), id: u32, path: relPath }),
-  fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList }),
-  fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList, more: fc.constant(true) }),
+  fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList }).map((m) => ({ ...m, size: listEnd(m.chunks) })),
+  fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList, more: fc.constant(true) }).map((m) => ({ ...m, size: listEnd(m.chunks) + 7 })),
+  fc.record({ t: fc.constant('notice' as const), message: text }),
+  fc.record({ t: fc.constant('notice' as const), message: text, path: relPath, code: fc.constantFrom('IO', 'NOT_A_FILE') }),
   fc.record({
     t: fc.constant('plan' as const), id: u32, method: fc.constantFrom('delta' as const, 'whole' as const),
     seed: fc.option(relPath, { nil: null }), similarity: unit, signature: fc.option(bytes(300), { nil: null }),
@@ -87,7 +95,7 @@ t.test('decode(encode(m)) equals m for every message type', async (t) => {
     }),
     { numRuns: 600, seed: 4 },
   )
-  t.equal(seen.size, 13, 'every message type was generated')
+  t.equal(seen.size, 14, 'every message type was generated')
 })
 
 t.test('random bytes decode to BAD_MESSAGE, never another error', async (t) => {
@@ -159,8 +167,10 @@ t.test('malformed fields and frames are refused with a message naming the field'
   t.throws(() => decode(Buffer.from(`dd${'ffffffff'}`, 'hex')), { code: 'BAD_MESSAGE' }, 'a 4-billion-item array header')
   t.throws(() => decode(new Uint8Array(200_000).fill(0x91)), { code: 'BAD_MESSAGE' }, 'nesting deep enough to overflow the stack')
   const fps = new Uint8Array(32)
-  t.throws(() => decode(bad({ t: 'chunks', id: 1, base: 0, lengths: new Uint8Array(4), fps })), { message: /fps must be 16 bytes/ })
-  t.throws(() => decode(bad({ t: 'chunks', id: 1, base: 0, lengths: new Uint8Array(8), fps })), { message: /lengths\[0\]/ }, 'a zero-length chunk')
+  t.throws(() => decode(bad({ t: 'chunks', id: 1, size: 100, base: 0, lengths: new Uint8Array(4), fps })), { message: /fps must be 16 bytes/ })
+  t.throws(() => decode(bad({ t: 'chunks', id: 1, size: 100, base: 0, lengths: new Uint8Array(8), fps })), { message: /lengths\[0\]/ }, 'a zero-length chunk')
+  const one = new Uint8Array([100, 0, 0, 0])
+  t.throws(() => decode(bad({ t: 'chunks', id: 1, size: 99, base: 0, lengths: one, fps: new Uint8Array(16) })), { message: /past the file's 99 bytes/ }, 'a list reaching past the file size')
   // A file list travels packed (and compressed: codec 0 = stored here) inside the message.
   const files = (entries: unknown[]) => {
     const z = raw.pack(entries)
@@ -178,15 +188,15 @@ t.test('limits: oversized fields are refused on decode and never encoded', async
   t.throws(() => encode({ t: 'data', id: 1, bytes: new Uint8Array(LIMITS.maxDataBytes + 1) }), { code: 'INTERNAL' })
   const entries = Array.from({ length: LIMITS.maxFilesPerMessage + 1 }, (_, i): FileEntry => ({ path: `f${i}`, kind: 'dir', size: 0, mtimeMs: 0, mode: 0o755 }))
   t.throws(() => encode({ t: 'files', entries }), { code: 'INTERNAL', message: /at most 1000/ })
-  t.throws(() => encode({ t: 'chunks', id: 1, chunks: [{ offset: 5, length: 1, fp: fingerprintFromBytes(new Uint8Array(16)) }, { offset: 9, length: 1, fp: fingerprintFromBytes(new Uint8Array(16)) }] }), { code: 'INTERNAL', message: /contiguous/ })
+  t.throws(() => encode({ t: 'chunks', id: 1, size: 10, chunks: [{ offset: 5, length: 1, fp: fingerprintFromBytes(new Uint8Array(16)) }, { offset: 9, length: 1, fp: fingerprintFromBytes(new Uint8Array(16)) }] }), { code: 'INTERNAL', message: /contiguous/ })
   t.throws(() => decode(encodeUnchecked({ id: 1, bytes: new Uint8Array(LIMITS.maxDataBytes + 1) })), { message: /more than the limit/ })
 })
 
 t.test('chunk lists travel as columns: 20 bytes per chunk', async (t) => {
   const chunks = Array.from({ length: 1000 }, (_, i): Chunk => ({ offset: i * 8192, length: 8192, fp: fingerprintFromBytes(new Uint8Array(16).fill(i & 255)) }))
-  const frame = encode({ t: 'chunks', id: 3, chunks })
+  const frame = encode({ t: 'chunks', id: 3, size: 1000 * 8192, chunks })
   t.ok(frame.length < 1000 * 20 + 64, `${frame.length} bytes for 1000 chunks`)
-  t.strictSame(decode(frame), { t: 'chunks', id: 3, chunks })
+  t.strictSame(decode(frame), { t: 'chunks', id: 3, size: 1000 * 8192, chunks })
 })
 
 /** Encodes a data message over the limit by building the frame by hand (encode refuses it). */
@@ -206,8 +216,8 @@ t.test('a sampled chunk list (large files) round-trips with its offsets; overlap
     { offset: 40000, length: 7000, fp: fp(2) },
     { offset: 5_000_000_000, length: 65536, fp: fp(3) },
   ]
-  const m: Message = { t: 'chunks', id: 7, chunks, sampled: true, digest: parseFileDigest('ab'.repeat(32)) as FileDigest }
+  const m: Message = { t: 'chunks', id: 7, size: 6_000_000_000, chunks, sampled: true, digest: parseFileDigest('ab'.repeat(32)) as FileDigest }
   t.strictSame(decode(encode(m)), m)
-  const overlapping: Message = { t: 'chunks', id: 7, chunks: [chunks[1]!, chunks[0]!], sampled: true }
+  const overlapping: Message = { t: 'chunks', id: 7, size: 1 << 30, chunks: [chunks[1]!, chunks[0]!], sampled: true }
   t.throws(() => encode(overlapping), { code: 'INTERNAL', message: /overlaps/ })
 })

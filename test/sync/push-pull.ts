@@ -57,16 +57,19 @@ t.test('a second push with nothing changed reads nothing and transfers nothing',
   t.ok(r.summary.wireBytesSent < 2000, `sent ${r.summary.wireBytesSent} bytes`)
 })
 
-t.test('--dry-run changes nothing; --delete removes what the sender lacks', async (t) => {
+t.test('--dry-run changes nothing; --delete keeps what was never synced unless --force', async (t) => {
   const home = await sampleTree(t)
   const work = await tempTree(t, { 'extra.txt': 'only on the server', 'old/stale.txt': 'x' })
   const server = await startServer(t, work)
   const before = await describeTree(work)
   const dry = await push(home, server.url, clientOpts({ dryRun: true, delete: true }))
   t.same(await describeTree(work), before, 'dry run wrote nothing')
-  t.ok(dry.events.some((e) => e.action === 'deleted' && e.path === 'extra.txt'), 'dry run says what it would delete')
-  await push(home, server.url, clientOpts({ delete: true }))
-  t.same(await describeTree(work), await describeTree(home))
+  t.match(dry.events.find((e) => e.path === 'extra.txt'), { action: 'kept', message: /never synced/ }, 'dry run says it would keep it')
+  const r = await push(home, server.url, clientOpts({ delete: true }))
+  t.match(r.events.find((e) => e.path === 'old/stale.txt'), { action: 'kept', code: 'CHANGED_ON_RECEIVER' })
+  t.equal(await readFile(join(work, 'extra.txt'), 'utf8'), 'only on the server', 'a file the sender never saw is not deleted')
+  await push(home, server.url, clientOpts({ delete: true, force: true }))
+  t.same(await describeTree(work), await describeTree(home), '--force deletes it')
 })
 
 t.test('renamed, moved and copied files are local copies; an edited rename is a delta from the old path', async (t) => {

@@ -45,6 +45,9 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
     onEvent: (e: FileEvent) => {
       if (o.verbose && !o.json && e.action !== 'unchanged') ctx.stdout.write(formatEvent(e) + '\n')
     },
+    onNotice: (message: string) => {
+      if (!o.json) ctx.stderr.write(`dsync: server: ${message}\n`)
+    },
     ...bar,
   }
   let result: SyncResult
@@ -62,8 +65,14 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
     ctx.stdout.write(formatOutcome(s, o.dryRun === true))
   }
   const kept = result.events.filter((e) => e.action === 'kept').length
-  if (s.errors > 0 || kept > 0) {
-    throw new DsyncError('PARTIAL', `${s.errors} file(s) failed and ${kept} were kept as changed on the receiver; the rest were synced${o.verbose || o.json ? '' : ' (run with -v for details)'}`)
+  const conflicts = s.conflicts - kept
+  if (s.errors > 0 || s.conflicts > 0) {
+    const parts = [
+      s.errors > 0 && `${s.errors} file(s) failed`,
+      kept > 0 && `${kept} kept as changed on the receiver`,
+      conflicts > 0 && `${conflicts} changed on both sides (the receiver's version kept as a conflict copy)`,
+    ].filter((p): p is string => p !== false)
+    throw new DsyncError('PARTIAL', `${parts.join(', ')}; the rest were synced${o.verbose || o.json ? '' : ' (run with -v for details)'}`)
   }
 }
 

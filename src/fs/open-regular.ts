@@ -1,0 +1,77 @@
+import { constants as fsConstants } from 'node:fs'
+import { open, type FileHandle } from 'node:fs/promises'
+import { DsyncError } from '../errors.js'
+import { fsError } from './fs-error.js'
+
+/** How to open a path dsync reads or changes. */
+export interface OpenRegularOptions {
+  /**
+   * Refuse a symlink in the LAST component (O_NOFOLLOW: ELOOP) instead of following it. Every
+   * open inside a synced tree sets it: a peer can make a symlink at a path (that is data, and
+   * synced), and a later step at that path must act on the link's own inode, never on what it
+   * points to outside the root. The parents are checked by `resolveInside`, and only the
+   * session holding the tree changes its structure.
+   */
+  readonly noFollow?: boolean
+  /** Expect a directory instead of a regular file. */
+  readonly directory?: boolean
+}
+
+/**
+ * Opens `path` read-only and checks, on the open descriptor, that it is a regular file (or a
+ * directory with `directory`): the check and the use are on the same inode, so a swap between
+ * them cannot redirect the use. O_NONBLOCK keeps a FIFO at that path from blocking the open
+ * forever (it is then refused as not a regular file); it changes nothing for regular files.
+ * Throws DsyncError NOT_FOUND, NOT_A_FILE, UNSAFE_PATH (a symlink, with noFollow) or IO.
+ */
+export async function openRegular(path: string, opts: OpenRegularOptions = {}): Promise<FileHandle> {
+  const flags =
+    fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | (opts.noFollow ? fsConstants.O_NOFOLLOW : 0) | (opts.directory ? fsConstants.O_DIRECTORY : 0)
+  let fh: FileHandle
+  try {
+    fh = await open(path, flags)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ELOOP' && opts.noFollow) {
+      throw new DsyncError('UNSAFE_PATH', `${path}: is a symlink; dsync does not follow it here`, { path, cause: err })
+    }
+    if (code === 'ENOTDIR' && opts.directory) {
+      throw new DsyncError('NOT_A_FILE', `${path}: is not a directory`, { path, cause: err })
+    }
+    throw fsError(err, path, 'open it')
+  }
+  try {
+    const st = await fh.stat()
+    const ok = opts.directory ? st.isDirectory() : st.isFile()
+    if (!ok) {
+      const what = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device or special file'
+      throw new DsyncError('NOT_A_FILE', `${path}: is ${what}, expected ${opts.directory ? 'a directory' : 'a regular file'}`, { path })
+    }
+    return fh
+  } catch (err) {
+    await fh.close()
+    throw err instanceof DsyncError ? err : fsError(err, path, 'read its metadata')
+  }
+}
+
+/**
+ * Sets the permission bits and/or the modification time of the regular file (or directory)
+ * at `path`, through a descriptor opened with `noFollow` (fchmod, futimes): never the target
+ * of a symlink. `mtimeMs` in ms since the epoch.
+ */
+export async function setMetadata(
+  path: string,
+  meta: { readonly mode?: number; readonly mtimeMs?: number },
+  opts: { readonly directory?: boolean } = {},
+): Promise<void> {
+  const fh = await openRegular(path, { noFollow: true, ...opts })
+  try {
+    if (meta.mode !== undefined) await fh.chmod(meta.mode)
+    // Seconds as a double keep sub-millisecond precision; a Date would round to the millisecond.
+    if (meta.mtimeMs !== undefined) await fh.utimes(Date.now() / 1000, meta.mtimeMs / 1000)
+  } catch (err) {
+    throw fsError(err, path, 'set its mode or time')
+  } finally {
+    await fh.close()
+  }
+}

@@ -14,9 +14,9 @@ export type CodecId = (typeof CODEC)[keyof typeof CODEC]
  * The zstd used here: Node's own where the running Node has it (22.15+), else libzstd as
  * WebAssembly from an npm package; both install with nothing to compile or download. Measured
  * on this 2-core box (bench/compress.ts and bench/README.md; level 3, 1 MiB frames, 16 MiB,
- * MB per CPU second, load 16-22): code-like text (ratio 4.06 for all) compress / decompress:
- * node:zlib (Node 24) 173 / 555, wasm 100 / 488, the zstd-napi binding we used before (it
- * compiled at install) 193 / 734-1066; random data compress: node:zlib 618, wasm 374,
+ * MB per CPU second, load 13-22): code-like text (ratio 4.06 for all) compress / decompress:
+ * node:zlib (Node 24) 122-173 / 438-628, wasm 65-100 / 134-488, the zstd-napi binding we used (it
+ * compiled at install) 171-194 / 734-1066; random data compress: node:zlib 618-1678, wasm 167-374,
  * zstd-napi 708-1445. The wasm backend is about half as fast at compressing text: on Node 20
  * a whole-file send of text runs ~100 MB/s per CPU second instead of ~190. Where neither loads
  * (no WebAssembly), literals go out as deflate, and the codec id in each frame tells the reader.

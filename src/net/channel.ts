@@ -102,9 +102,12 @@ export abstract class FrameChannel implements Channel {
     }
   }
 
+  /** Closes the session. The local message stream ends at once — normally for 1000, else with
+   *  NETWORK — without waiting for the peer to answer the close (a vanished one never does). */
   close(code: number = CLOSE.normal, reason = ''): void {
     if (this.closed) return
     this.closed = true
+    this.inbound.end(code === CLOSE.normal ? null : new DsyncError('NETWORK', `session closed here${reason === '' ? '' : ` (${reason})`}`))
     this.closeTransport(code, reason)
   }
 

@@ -192,10 +192,13 @@ class Receiver {
         throw new DsyncError('NETWORK', 'the sender closed the session before it was complete; run the command again')
       }
     } catch (err) {
-      // Everything of the session stops: writers remove their temp files, the old files stay.
-      this.#scope.abort(isDsyncError(err) ? err : new DsyncError('NETWORK', 'connection lost during the transfer', { cause: err }))
+      // The first failure is the one to tell (a failed task closes the channel, which then
+      // also ends the message loop). Everything of the session stops: writers remove their
+      // temp files, the old files stay.
+      const first = this.#scope.failure ?? err
+      this.#scope.abort(isDsyncError(first) ? first : new DsyncError('NETWORK', 'connection lost during the transfer', { cause: first }))
       await this.#scope.settled().catch(() => undefined)
-      throw err
+      throw first
     }
     await this.#scope.settled()
     await this.#out.flushed()

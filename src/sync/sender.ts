@@ -190,9 +190,12 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       }
     }
   } catch (err) {
-    scope.abort(err)
+    // The first failure is the one to tell: a failed file stream closes the channel, which
+    // then also ends the message loop.
+    const first = scope.failure ?? err
+    scope.abort(first)
     await scope.settled().catch(() => undefined)
-    throw err
+    throw first
   } finally {
     done = true
     wake()

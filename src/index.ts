@@ -53,6 +53,10 @@ export interface SyncOptions {
   readonly onEvent?: (e: sync.FileEvent) => void
   /** Bytes of files settled so far, bytes of all files listed so far. */
   readonly onProgress?: (settledBytes: number, totalBytes: number) => void
+  /** For `ssh://host/path` and `host:path` URLs: the ssh command (`-e`, default `ssh`) and
+   *  dsync's command on the remote host (`--remote-dsync`, default `dsync`). */
+  readonly rsh?: string
+  readonly remoteDsync?: string
   /** What the server says that concerns no file (e.g. that it waits for another session). */
   readonly onNotice?: (message: string) => void
   /** Aborting it ends the session; finished files stay, unfinished ones are left as they were. */

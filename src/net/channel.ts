@@ -47,14 +47,17 @@ export const CLOSE = Object.freeze({
 
 /**
  * The transport-independent half of a channel: encode on send, decode + validate on receive,
- * byte counts, the inbound queue, and what errors and closes mean. `connection.ts` (WebSocket)
- * and the in-memory pair below supply `writeFrame`, `closeTransport` and flow control.
+ * byte counts, the inbound queue, and what errors and closes mean. `connection.ts` (WebSocket),
+ * `stream-channel.ts` (a byte stream: ssh, stdio) and the in-memory pair below supply `writeFrame`, `closeTransport` and flow control.
  */
 export abstract class FrameChannel implements Channel {
   readonly stats = { bytesSent: 0, bytesReceived: 0 }
   protected readonly inbound: InboundQueue
   /** Set once the session is over for sending: closed by us, by the peer, or failed. */
   protected closed = false
+  /** The largest inbound frame accepted right now; the server lowers it until the handshake
+   *  is done. Each transport enforces it where it can: a byte stream before allocating. */
+  protected frameLimit = Infinity
 
   constructor(protected readonly limits: ChannelLimits) {
     this.inbound = new InboundQueue(limits, { pause: () => this.pauseTransport(), resume: () => this.resumeTransport() })
@@ -70,6 +73,11 @@ export abstract class FrameChannel implements Channel {
   protected abstract closeTransport(code: number, reason: string): void
   protected abstract pauseTransport(): void
   protected abstract resumeTransport(): void
+
+  /** Refuses inbound frames over `bytes` (BAD_MESSAGE) until raised again. */
+  setFrameLimit(bytes: number): void {
+    this.frameLimit = bytes
+  }
 
   /** Bytes of inbound frames not yet taken by the consumer. */
   get queuedBytes(): number {

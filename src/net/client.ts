@@ -1,10 +1,10 @@
 import { WebSocket } from 'ws'
-import { DsyncError, isDsyncError } from '../errors.js'
-import { LIMITS, SUPPORTED_VERSIONS } from '../../protocol/messages.js'
-import { clientMac, newChallenge, serverMac, verifyMac } from './auth.js'
+import { DsyncError } from '../errors.js'
+import { LIMITS } from '../../protocol/messages.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
 import { checkRelPath } from '../fs/index.js'
 import { WsChannel } from './connection.js'
+import { clientHandshake } from './handshake.js'
 import type { Role, SessionOptions } from './messages.js'
 
 /** The port `dsync serve` listens on by default, used when a URL names none. */
@@ -43,10 +43,10 @@ export function parseDsyncUrl(url: string): DsyncUrl {
   try {
     u = new URL(url)
   } catch (err) {
-    throw new DsyncError('USAGE', `not a URL: ${JSON.stringify(url)}; expected ws://host:port/subdir or wss://...`, { cause: err })
+    throw new DsyncError('USAGE', `not a URL: ${JSON.stringify(url)}; expected ws://host:port/subdir, wss://..., ssh://[user@]host/path or host:path`, { cause: err })
   }
   if (u.protocol !== 'ws:' && u.protocol !== 'wss:') {
-    throw new DsyncError('USAGE', `${url}: the scheme must be ws:// or wss://, not ${u.protocol}//`)
+    throw new DsyncError('USAGE', `${url}: the scheme must be ws://, wss:// or ssh://, not ${u.protocol}//`)
   }
   if (u.username !== '' || u.password !== '') {
     throw new DsyncError('USAGE', `${url}: no credentials in the URL; pass the token with --token-file or DSYNC_TOKEN`)
@@ -110,62 +110,6 @@ export async function connect(url: string, opts: ConnectOptions): Promise<{ chan
   } finally {
     clearTimeout(timer)
     opts.signal?.removeEventListener('abort', onAbort)
-  }
-}
-
-async function clientHandshake(channel: WsChannel, opts: ConnectOptions, subdir: string, url: string): Promise<void> {
-  const hello = await receiveOrExplain(channel, url)
-  if (hello.t !== 'hello') throw new DsyncError('BAD_MESSAGE', `${url}: expected 'hello' first, got '${hello.t}'`)
-  const ours = opts.versions ?? SUPPORTED_VERSIONS
-  const common = ours.filter((v) => hello.versions.includes(v))
-  if (common.length === 0) {
-    const err = new DsyncError(
-      'PROTOCOL_VERSION',
-      `${url}: the server speaks protocol version ${hello.versions.join(', ') || 'none'}, this dsync speaks ` +
-        `${ours.join(', ')}; upgrade dsync on the older side`,
-    )
-    channel.fail(err)
-    throw err
-  }
-  const version = Math.max(...common)
-  const transcript = { version, serverChallenge: hello.challenge, clientChallenge: newChallenge(), role: opts.role, subdir }
-  await channel.send({
-    t: 'auth',
-    version,
-    mac: opts.token === null ? new Uint8Array(0) : clientMac(opts.token, transcript),
-    challenge: transcript.clientChallenge,
-    role: opts.role,
-    subdir,
-    options: opts.options,
-  })
-  const welcome = await receiveOrExplain(channel, url)
-  if (welcome.t !== 'welcome') throw new DsyncError('BAD_MESSAGE', `${url}: expected 'welcome' after 'auth', got '${welcome.t}'`)
-  if (welcome.version !== version) {
-    throw new DsyncError('BAD_MESSAGE', `${url}: the server welcomed version ${welcome.version}, but version ${version} was chosen`)
-  }
-  // Mutual auth: a client that holds a token talks only to a server that proves it holds it too.
-  if (opts.token !== null && !verifyMac(serverMac(opts.token, transcript), welcome.mac)) {
-    const err = new DsyncError(
-      'AUTH_FAILED',
-      `${url}: the server did not prove it knows the token (it has ${welcome.mac.length === 0 ? 'no token' : 'another token'}); ` +
-        'check the URL and the token on both sides',
-    )
-    channel.fail(err)
-    throw err
-  }
-}
-
-/** The next handshake message; a server's `error` becomes a DsyncError naming the URL. */
-async function receiveOrExplain(channel: WsChannel, url: string) {
-  try {
-    const msg = await channel.receive()
-    if (msg === null) throw new DsyncError('NETWORK', `${url}: the server closed the connection during the handshake`)
-    return msg
-  } catch (err) {
-    if (isDsyncError(err) && !err.message.startsWith(url)) {
-      throw new DsyncError(err.code, `${url}: ${err.message}`, { cause: err })
-    }
-    throw err
   }
 }
 

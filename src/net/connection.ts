@@ -9,8 +9,6 @@ import { CLOSE, DEFAULT_CHANNEL_LIMITS, FrameChannel, type ChannelLimits } from 
  */
 export class WsChannel extends FrameChannel {
   private readonly flushWaiters: (() => void)[] = []
-  /** The largest frame accepted right now; the server lowers it until the handshake is done. */
-  private frameLimit = Infinity
 
   constructor(
     private readonly ws: WebSocket,
@@ -37,11 +35,6 @@ export class WsChannel extends FrameChannel {
   /** Bytes given to `ws.send` and not yet written to the socket (ws `bufferedAmount`). */
   get bufferedAmount(): number {
     return this.ws.bufferedAmount
-  }
-
-  /** Refuses inbound frames over `bytes` (BAD_MESSAGE) until raised again. */
-  setFrameLimit(bytes: number): void {
-    this.frameLimit = bytes
   }
 
   protected canWrite(): boolean {

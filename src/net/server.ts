@@ -3,21 +3,12 @@ import { createServer as createHttpsServer } from 'node:https'
 import { isIP } from 'node:net'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { LIMITS, SUPPORTED_VERSIONS } from '../../protocol/messages.js'
-import { clientMac, serverMac, newChallenge, verifyMac } from './auth.js'
+import { LIMITS } from '../../protocol/messages.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
 import { WsChannel } from './connection.js'
-import type { Role, SessionOptions } from './messages.js'
+import { serverHandshake, type Session } from './handshake.js'
 
-/** What a client asked for, known once the handshake has succeeded. */
-export interface Session {
-  readonly role: Role
-  /** '' for the served root, else a safe relative path. */
-  readonly subdir: string
-  readonly options: SessionOptions
-  /** The peer's address:port, for logs. */
-  readonly peer: string
-}
+export { type Session, SERVER_NAME } from './handshake.js'
 
 /** How to run a server. */
 export interface ServerOptions {
@@ -50,9 +41,6 @@ export interface RunningServer {
   /** Stops listening and closes every session (close code 1001). */
   close(): Promise<void>
 }
-
-/** The server's name in `hello`, for the peer's logs. */
-export const SERVER_NAME = 'dsync'
 
 /** True for addresses only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
@@ -163,38 +151,6 @@ async function serveConnection(ws: WebSocket, req: IncomingMessage, opts: Server
     opts.log(`${peer} ${what}: ${e.code}: ${e.message}`)
     channel.fail(e)
   }
-}
-
-async function serverHandshake(channel: WsChannel, opts: ServerOptions, peer: string): Promise<Session> {
-  const versions = opts.versions ?? SUPPORTED_VERSIONS
-  const serverChallenge = newChallenge()
-  await channel.send({ t: 'hello', versions: [...versions], server: SERVER_NAME, challenge: serverChallenge })
-  const auth = await channel.receive()
-  if (auth === null) throw new DsyncError('NETWORK', 'the client left during the handshake')
-  if (auth.t !== 'auth') throw new DsyncError('BAD_MESSAGE', `expected 'auth' after 'hello', got '${auth.t}'`)
-  if (!versions.includes(auth.version)) {
-    throw new DsyncError(
-      'PROTOCOL_VERSION',
-      `the client chose protocol version ${auth.version}; this server speaks ${versions.join(', ')}; upgrade dsync on the older side`,
-    )
-  }
-  const transcript = {
-    version: auth.version, serverChallenge, clientChallenge: auth.challenge, role: auth.role, subdir: auth.subdir,
-  }
-  if (opts.token !== null && !verifyMac(clientMac(opts.token, transcript), auth.mac)) {
-    throw new DsyncError(
-      'AUTH_FAILED',
-      auth.mac.length === 0
-        ? 'this server requires a token; pass --token-file or set DSYNC_TOKEN'
-        : 'wrong token; check --token-file or DSYNC_TOKEN on both sides',
-    )
-  }
-  await channel.send({
-    t: 'welcome',
-    version: auth.version,
-    mac: opts.token === null ? new Uint8Array(0) : serverMac(opts.token, transcript),
-  })
-  return { role: auth.role, subdir: auth.subdir, options: auth.options, peer }
 }
 
 function asDsyncError(err: unknown): DsyncError {

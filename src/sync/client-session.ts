@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { DsyncError } from '../errors.js'
-import { CLOSE, connect, type Role, type SessionOptions } from '../net/index.js'
+import { CLOSE, connectTransport, type Role, type SessionOptions } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport, type FileEvent } from './report.js'
 import { runSender } from './sender.js'
@@ -11,6 +11,10 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly token: string | null
   /** PEM CA certificate to trust for wss:// (self-signed servers) */
   readonly ca?: Uint8Array
+  /** ssh: the remote-shell command, as rsync's -e (default `ssh`) */
+  readonly rsh?: string
+  /** ssh: the dsync command on the remote host, as rsync's --rsync-path (default `dsync`) */
+  readonly remoteDsync?: string
   readonly signal: AbortSignal
   readonly onEvent?: (e: FileEvent) => void
   /** bytes of files settled so far, bytes of all files listed so far */
@@ -22,8 +26,9 @@ export interface ClientOptions extends Partial<SessionOptions> {
 }
 
 /**
- * One client session: opens the local tree's store, connects, and runs the local role — the
- * sender for a push, the receiver for a pull (which creates the local directory if needed).
+ * One client session: opens the local tree's store, connects (WebSocket or ssh, by the URL's
+ * form), and runs the local role — the sender for a push, the receiver for a pull (which
+ * creates the local directory if needed).
  */
 async function runClient(role: Role, localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
   const root = resolve(localDir)
@@ -31,7 +36,11 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
   // has let it in: a wrong token or a wrong URL leaves nothing behind.
   if (role === 'push') await ensureDirectory(root, false)
   const options = sessionOptions(o)
-  const { channel } = await connect(url, { token: o.token, role, options, ...(o.ca && { ca: o.ca }), signal: o.signal })
+  const transport = await connectTransport(url, {
+    token: o.token, role, options, signal: o.signal,
+    ...(o.ca && { ca: o.ca }), ...(o.rsh !== undefined && { rsh: o.rsh }), ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
+  })
+  const { channel } = transport
   // Ctrl+C: end the session at once, so neither side waits on the other.
   const stop = (): void => channel.close(CLOSE.goingAway, 'interrupted')
   o.signal.addEventListener('abort', stop, { once: true })
@@ -54,6 +63,9 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
     throw err
   } finally {
     o.signal.removeEventListener('abort', stop)
+    // The result is returned only once the remote side is gone: an ssh remote still closing its
+    // own store must not race the next command on that tree.
+    await transport.finished()
   }
 }
 

@@ -1,6 +1,8 @@
 /** Sync: the sender and receiver roles, and the push / pull / serve flows that place them. */
 export { push, pull, type ClientOptions } from './client-session.js'
 export { serve, type ServeOptions, type SyncServer } from './serve.js'
+export { serveStdio, type ServeStdioOptions } from './serve-stdio.js'
+export { runServedSession, type ServedSessionOptions } from './served-session.js'
 export { runSender, type SenderDeps } from './sender.js'
 export { runReceiver, type ReceiverDeps } from './receiver.js'
 export { SyncReport, type Action, type FileEvent, type SyncSummary } from './report.js'

@@ -1,7 +1,8 @@
 import t from 'tap'
-import { utimes, writeFile } from 'node:fs/promises'
+import { rm, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { push, checkOverwrite, conflictCopyPath } from '../../src/sync/index.js'
+import { isConflictCopy } from '../../src/sync/conflict.js'
 import type { FileDigest } from '../../src/types.js'
 import { tempTree } from '../support/temp.js'
 import { clientOpts, startServer } from '../support/sync.js'
@@ -23,6 +24,30 @@ t.test('conflictCopyPath keeps the extension and the folder', async (t) => {
   const now = new Date('2026-11-21T14:30:00Z')
   t.equal(conflictCopyPath('notes/plan.txt', now), 'notes/plan.dsync-conflict-20261121-143000.txt')
   t.equal(conflictCopyPath('Makefile', now), 'Makefile.dsync-conflict-20261121-143000')
+  t.ok(isConflictCopy(conflictCopyPath('notes/plan.txt', now)) && isConflictCopy(conflictCopyPath('Makefile', now)), 'its names are recognized')
+  t.notOk(isConflictCopy('notes/plan.txt'))
+  t.notOk(isConflictCopy('a.dsync-conflict-20261121-143000/plan.txt'), 'only the name, not a folder')
+})
+
+t.test('--delete keeps conflict copies and files the sender never saw; --force deletes them', async (t) => {
+  const home = await tempTree(t, { 'both.txt': 'v1', 'gone.txt': 'synced once' })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  await writeFile(join(work, 'both.txt'), 'edited at work')
+  await writeFile(join(work, 'created-at-work.txt'), 'never synced')
+  await writeFile(join(home, 'both.txt'), 'edited at home')
+  await utimes(join(home, 'both.txt'), new Date(), new Date(Date.now() + 5000))
+  const first = await push(home, server.url, clientOpts())
+  const copy = first.events.find((e) => e.path === 'both.txt')!.conflictCopy!
+  await rm(join(home, 'gone.txt'))
+  const r = await push(home, server.url, clientOpts({ delete: true }))
+  t.match(r.events.find((e) => e.path === copy), { action: 'kept', message: /conflict copy/ })
+  t.match(r.events.find((e) => e.path === 'created-at-work.txt'), { action: 'kept', message: /never synced/ })
+  t.match(r.events.find((e) => e.path === 'gone.txt'), { action: 'deleted' }, 'a file deleted by the sender, unchanged here, goes')
+  t.equal(await readFile(join(work, copy), 'utf8'), 'edited at work')
+  await push(home, server.url, clientOpts({ delete: true, force: true }))
+  t.same((await readdir(work)).filter((n) => n !== '.dsync'), ['both.txt'])
 })
 
 t.test('a file changed on both sides is kept as a conflict copy; changed only on the receiver, it is not overwritten', async (t) => {

@@ -6,6 +6,7 @@ import { digestBytes } from '../../src/hash/index.js'
 import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 import { clientOpts, describeTree, startServer } from '../support/sync.js'
+import { LOCAL_RSH, serveOver } from '../support/transports.js'
 
 async function allFiles(root: string, rel = ''): Promise<string[]> {
   const out: string[] = []
@@ -76,4 +77,92 @@ t.test('an interrupted pull leaves old-or-new files only in the local tree, and 
   }
   await pull(server.url, local, clientOpts())
   t.same(await describeTree(local), await describeTree(served), 're-run completes the job')
+})
+
+// The ssh transport: the remote command dies mid-session (the connection drops, or dsync is
+// killed there). The client reports NETWORK; its own tree, when it is the receiver, holds old
+// or new files only and no temp files; a re-run completes the job.
+t.test('stdio: the remote dsync killed mid-pull: NETWORK, the local tree has no half-written files, a re-run completes', async (t) => {
+  const served = await tempTree(t)
+  const old: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 6; i++) old[`f${i}.bin`] = randomBytes(600 + i, 700_000)
+  for (const [p, c] of Object.entries(old)) await writeFile(join(served, p), c)
+  const target = await serveOver(t, 'stdio', served)
+  const local = await tempTree(t)
+  await pull(target.url, local, target.opts())
+  const next: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 6; i++) next[`f${i}.bin`] = randomBytes(700 + i, 700_000)
+  for (const [p, c] of Object.entries(next)) await writeFile(join(served, p), c)
+  const pidfile = join(await tempTree(t), 'pid')
+  let killed = false
+  const killRemote = async (): Promise<void> => {
+    if (killed) return
+    killed = true
+    process.kill(Number((await readFile(pidfile, 'utf8')).trim()), 'SIGKILL')
+  }
+  await t.rejects(
+    pull(target.url, local, target.opts({ rsh: `${LOCAL_RSH} --pidfile '${pidfile}'`, onEvent: () => void killRemote() })),
+    { code: 'NETWORK', message: /killed by SIGKILL/ },
+  )
+  for (const p of Object.keys(old)) {
+    const d = digestBytes(await readFile(join(local, p)))
+    t.ok(d === digestBytes(old[p]!) || d === digestBytes(next[p]!), `${p} is old or new`)
+  }
+  t.same((await allFiles(local)).sort(), Object.keys(old).sort(), 'no temp files left behind')
+  await pull(target.url, local, target.opts())
+  t.same(await describeTree(local), await describeTree(served), 're-run completes the job')
+})
+
+t.test('stdio: the remote dsync killed mid-push: NETWORK, the remote files are old or new, a re-run completes', async (t) => {
+  const old: Record<string, Uint8Array> = {}
+  const next: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 4; i++) {
+    old[`f${i}.bin`] = randomBytes(800 + i, 600_000)
+    next[`f${i}.bin`] = randomBytes(900 + i, 700_000)
+  }
+  const home = await tempTree(t, old)
+  const work = await tempTree(t)
+  const target = await serveOver(t, 'stdio', work)
+  await push(home, target.url, target.opts())
+  for (const [p, c] of Object.entries(next)) await writeFile(join(home, p), c)
+  const pidfile = join(await tempTree(t), 'pid')
+  let sent = 0
+  await t.rejects(
+    push(home, target.url, target.opts({
+      rsh: `${LOCAL_RSH} --pidfile '${pidfile}'`,
+      onBytes: (n) => {
+        if (sent < 500_000 && (sent += n) >= 500_000) void readFile(pidfile, 'utf8').then((pid) => process.kill(Number(pid.trim()), 'SIGKILL'))
+      },
+    })),
+    { code: 'NETWORK' },
+  )
+  for (const p of Object.keys(old)) {
+    const d = digestBytes(await readFile(join(work, p)))
+    t.ok(d === digestBytes(old[p]!) || d === digestBytes(next[p]!), `${p} is old or new (a killed receiver cannot clean up, but never leaves a half-written file)`)
+  }
+  await push(home, target.url, target.opts())
+  t.same(await describeTree(work), await describeTree(home), 're-run completes the job')
+})
+
+t.test('stdio: Ctrl+C mid-push: ABORTED, and the remote dsync hears the close and removes its temp files', async (t) => {
+  const old: Record<string, Uint8Array> = {}
+  const next: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 4; i++) {
+    old[`f${i}.bin`] = randomBytes(1000 + i, 600_000)
+    next[`f${i}.bin`] = randomBytes(1100 + i, 700_000)
+  }
+  const home = await tempTree(t, old)
+  const work = await tempTree(t)
+  const target = await serveOver(t, 'stdio', work)
+  await push(home, target.url, target.opts())
+  for (const [p, c] of Object.entries(next)) await writeFile(join(home, p), c)
+  const ac = new AbortController()
+  let sent = 0
+  await t.rejects(push(home, target.url, target.opts({ signal: ac.signal, onBytes: (n) => (sent += n) >= 500_000 && ac.abort() })), { code: 'ABORTED' })
+  // push resolves only once the remote process has exited: its cleanup is done by now.
+  for (const p of Object.keys(old)) {
+    const d = digestBytes(await readFile(join(work, p)))
+    t.ok(d === digestBytes(old[p]!) || d === digestBytes(next[p]!), `${p} is old or new`)
+  }
+  t.same((await allFiles(work)).sort(), Object.keys(old).sort(), 'no temp files left behind')
 })

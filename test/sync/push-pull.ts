@@ -5,6 +5,7 @@ import { pull, push } from '../../src/sync/index.js'
 import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 import { clientOpts, describeTree, mtimeMismatches, startServer } from '../support/sync.js'
+import { serveOver, TRANSPORTS } from '../support/transports.js'
 
 async function sampleTree(t: Parameters<typeof tempTree>[0]) {
   const root = await tempTree(t, {
@@ -20,26 +21,66 @@ async function sampleTree(t: Parameters<typeof tempTree>[0]) {
   return root
 }
 
-t.test('push makes the server tree equal: content, mtimes, modes, symlinks, empty dirs', async (t) => {
-  const home = await sampleTree(t)
-  const work = await tempTree(t)
-  const server = await startServer(t, work)
-  const r = await push(home, server.url, clientOpts())
-  t.same(await describeTree(work), await describeTree(home))
-  t.same(await mtimeMismatches(home, work), [], 'files and dirs keep their mtimes')
-  t.equal(r.summary.transferred, 4)
-  t.equal(r.summary.errors, 0)
-})
+// The important flows run over every transport: WebSocket, and the ssh transport's stdio
+// framing through `-e` (a real `dsync serve --stdio` process on the far end).
+for (const kind of TRANSPORTS) {
+  t.test(`${kind}: push makes the server tree equal: content, mtimes, modes, symlinks, empty dirs`, async (t) => {
+    const home = await sampleTree(t)
+    const work = await tempTree(t)
+    const server = await serveOver(t, kind, work)
+    const r = await push(home, server.url, server.opts())
+    t.same(await describeTree(work), await describeTree(home))
+    t.same(await mtimeMismatches(home, work), [], 'files and dirs keep their mtimes')
+    t.equal(r.summary.transferred, 4)
+    t.equal(r.summary.errors, 0)
+  })
 
-t.test('pull into a new directory makes it equal to the server tree', async (t) => {
-  const work = await sampleTree(t)
-  const dest = join(await tempTree(t), 'new', 'copy')
-  const server = await startServer(t, work)
-  const r = await pull(server.url, dest, clientOpts())
-  t.same(await describeTree(dest), await describeTree(work))
-  t.same(await mtimeMismatches(work, dest), [])
-  t.equal(r.summary.transferred, 4)
-})
+  t.test(`${kind}: pull into a new directory makes it equal to the server tree`, async (t) => {
+    const work = await sampleTree(t)
+    const dest = join(await tempTree(t), 'new', 'copy')
+    const server = await serveOver(t, kind, work)
+    const r = await pull(server.url, dest, server.opts())
+    t.same(await describeTree(dest), await describeTree(work))
+    t.same(await mtimeMismatches(work, dest), [])
+    t.equal(r.summary.transferred, 4)
+  })
+
+  t.test(`${kind}: --dry-run changes nothing; --delete keeps what was never synced unless --force`, async (t) => {
+    const home = await sampleTree(t)
+    const work = await tempTree(t, { 'extra.txt': 'only on the server', 'old/stale.txt': 'x' })
+    const server = await serveOver(t, kind, work)
+    const before = await describeTree(work)
+    const dry = await push(home, server.url, server.opts({ dryRun: true, delete: true }))
+    t.same(await describeTree(work), before, 'dry run wrote nothing')
+    t.match(dry.events.find((e) => e.path === 'extra.txt'), { action: 'kept', message: /never synced/ }, 'dry run says it would keep it')
+    const r = await push(home, server.url, server.opts({ delete: true }))
+    t.match(r.events.find((e) => e.path === 'old/stale.txt'), { action: 'kept', code: 'CHANGED_ON_RECEIVER' })
+    t.equal(await readFile(join(work, 'extra.txt'), 'utf8'), 'only on the server', 'a file the sender never saw is not deleted')
+    await push(home, server.url, server.opts({ delete: true, force: true }))
+    t.same(await describeTree(work), await describeTree(home), '--force deletes it')
+  })
+
+  t.test(`${kind}: renamed, moved and copied files are local copies; an edited rename is a delta from the old path`, async (t) => {
+    const text = randomBytes(5, 200_000)
+    const home = await tempTree(t, { 'notes/report.bin': text, 'photo.raw': randomBytes(6, 400_000), 'draft.bin': randomBytes(7, 100_000) })
+    const work = await tempTree(t)
+    const server = await serveOver(t, kind, work)
+    await push(home, server.url, server.opts())
+    await mkdir(join(home, 'archive'))
+    await rename(join(home, 'notes/report.bin'), join(home, 'archive/report-2026.bin')) // moved
+    await copyFile(join(home, 'photo.raw'), join(home, 'photo-copy.raw')) // copied
+    const draft = await readFile(join(home, 'draft.bin'))
+    await rm(join(home, 'draft.bin'))
+    await writeFile(join(home, 'draft-v2.bin'), Buffer.concat([draft.subarray(0, 50_000), Buffer.from('new words'), draft.subarray(50_000)])) // renamed + edited
+    const r = await push(home, server.url, server.opts({ delete: true }))
+    const ev = (p: string) => r.events.find((e) => e.path === p)
+    t.match(ev('archive/report-2026.bin'), { action: 'copy', seed: 'notes/report.bin' })
+    t.match(ev('photo-copy.raw'), { action: 'copy', seed: 'photo.raw' })
+    t.match(ev('draft-v2.bin'), { action: 'delta', seed: 'draft.bin' })
+    t.ok(r.summary.wireBytesSent < 40_000, `only ${r.summary.wireBytesSent} bytes sent for 700 KB of renamed data`)
+    t.same(await describeTree(work), await describeTree(home))
+  })
+}
 
 t.test('a second push with nothing changed reads nothing and transfers nothing', async (t) => {
   const home = await sampleTree(t)
@@ -55,42 +96,6 @@ t.test('a second push with nothing changed reads nothing and transfers nothing',
   t.equal(r.summary.filesRead, 0, 'no file content was read')
   t.equal(r.summary.unchanged, 4)
   t.ok(r.summary.wireBytesSent < 2000, `sent ${r.summary.wireBytesSent} bytes`)
-})
-
-t.test('--dry-run changes nothing; --delete keeps what was never synced unless --force', async (t) => {
-  const home = await sampleTree(t)
-  const work = await tempTree(t, { 'extra.txt': 'only on the server', 'old/stale.txt': 'x' })
-  const server = await startServer(t, work)
-  const before = await describeTree(work)
-  const dry = await push(home, server.url, clientOpts({ dryRun: true, delete: true }))
-  t.same(await describeTree(work), before, 'dry run wrote nothing')
-  t.match(dry.events.find((e) => e.path === 'extra.txt'), { action: 'kept', message: /never synced/ }, 'dry run says it would keep it')
-  const r = await push(home, server.url, clientOpts({ delete: true }))
-  t.match(r.events.find((e) => e.path === 'old/stale.txt'), { action: 'kept', code: 'CHANGED_ON_RECEIVER' })
-  t.equal(await readFile(join(work, 'extra.txt'), 'utf8'), 'only on the server', 'a file the sender never saw is not deleted')
-  await push(home, server.url, clientOpts({ delete: true, force: true }))
-  t.same(await describeTree(work), await describeTree(home), '--force deletes it')
-})
-
-t.test('renamed, moved and copied files are local copies; an edited rename is a delta from the old path', async (t) => {
-  const text = randomBytes(5, 200_000)
-  const home = await tempTree(t, { 'notes/report.bin': text, 'photo.raw': randomBytes(6, 400_000), 'draft.bin': randomBytes(7, 100_000) })
-  const work = await tempTree(t)
-  const server = await startServer(t, work)
-  await push(home, server.url, clientOpts())
-  await mkdir(join(home, 'archive'))
-  await rename(join(home, 'notes/report.bin'), join(home, 'archive/report-2026.bin')) // moved
-  await copyFile(join(home, 'photo.raw'), join(home, 'photo-copy.raw')) // copied
-  const draft = await readFile(join(home, 'draft.bin'))
-  await rm(join(home, 'draft.bin'))
-  await writeFile(join(home, 'draft-v2.bin'), Buffer.concat([draft.subarray(0, 50_000), Buffer.from('new words'), draft.subarray(50_000)])) // renamed + edited
-  const r = await push(home, server.url, clientOpts({ delete: true }))
-  const ev = (p: string) => r.events.find((e) => e.path === p)
-  t.match(ev('archive/report-2026.bin'), { action: 'copy', seed: 'notes/report.bin' })
-  t.match(ev('photo-copy.raw'), { action: 'copy', seed: 'photo.raw' })
-  t.match(ev('draft-v2.bin'), { action: 'delta', seed: 'draft.bin' })
-  t.ok(r.summary.wireBytesSent < 40_000, `only ${r.summary.wireBytesSent} bytes sent for 700 KB of renamed data`)
-  t.same(await describeTree(work), await describeTree(home))
 })
 
 t.test('a file merged from two others uses the seed that supplies more of it', async (t) => {

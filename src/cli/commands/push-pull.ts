@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import type { Command } from 'commander'
 import cliProgress from 'cli-progress'
 import { DsyncError } from '../../errors.js'
+import { isSshTarget } from '../../net/index.js'
 import { pull, push, type ClientOptions, type FileEvent, type SyncResult } from '../../sync/index.js'
 import type { CliContext } from '../context.js'
 import { formatEvent, formatOutcome, formatSummary } from '../output.js'
@@ -28,12 +29,22 @@ function progressBar(ctx: CliContext, o: SyncCliOptions): Pick<ClientOptions, 'o
 }
 
 async function runSync(kind: 'push' | 'pull', local: string, url: string, o: SyncCliOptions, ctx: CliContext): Promise<void> {
-  const token = await readToken(o.tokenFile, ctx)
+  const ssh = isSshTarget(url)
+  if (ssh && (o.tokenFile !== undefined || o.ca !== undefined)) {
+    throw new DsyncError('USAGE', `${url}: ssh authenticates this transport; --token-file and --ca are for ws:// and wss:// servers`)
+  }
+  if (!ssh && (o.rsh !== undefined || o.remoteDsync !== undefined)) {
+    throw new DsyncError('USAGE', `${url}: -e/--rsh and --remote-dsync are for ssh://host/path or host:path`)
+  }
+  const rsh = o.rsh ?? (ctx.env['DSYNC_RSH'] || undefined)
+  const token = ssh ? null : await readToken(o.tokenFile, ctx)
   const ca = await readOptionalFile(o.ca, ctx, 'CA certificate')
   const bar = progressBar(ctx, o)
   const opts: ClientOptions = {
     token,
     ...(ca && { ca }),
+    ...(rsh !== undefined && { rsh }),
+    ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
     signal: ctx.signal,
     dryRun: o.dryRun === true,
     delete: o.delete === true,
@@ -76,7 +87,7 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
   }
 }
 
-const URL_HELP = 'ws://host:port[/subdir] or wss://… (TLS)'
+const URL_HELP = 'ws://host:port[/subdir], wss://… (TLS), or ssh://[user@]host[:port]/path and [user@]host:path (through ssh)'
 
 export function registerPushPull(program: Command, ctx: CliContext): void {
   addSyncOptions(
@@ -86,7 +97,7 @@ export function registerPushPull(program: Command, ctx: CliContext): void {
       .argument('<local_dir>', 'directory to send')
       .argument('<url>', URL_HELP),
   )
-    .addHelpText('after', '\nExamples:\n  dsync push ~/notes ws://work.example:8730/notes --token-file ~/.dsync-token -v --stats\n  DSYNC_TOKEN=… dsync push -n --delete . ws://127.0.0.1:8730\n')
+    .addHelpText('after', '\nExamples:\n  dsync push ~/notes ws://work.example:8730/notes --token-file ~/.dsync-token -v --stats\n  DSYNC_TOKEN=… dsync push -n --delete . ws://127.0.0.1:8730\n  dsync push ~/notes me@work.example:notes -e "ssh -p 2222"\n')
     .action((local: string, url: string, o: SyncCliOptions) => runSync('push', local, url, o, ctx))
   addSyncOptions(
     program
@@ -95,6 +106,6 @@ export function registerPushPull(program: Command, ctx: CliContext): void {
       .argument('<url>', URL_HELP)
       .argument('<local_dir>', 'directory to write'),
   )
-    .addHelpText('after', '\nExamples:\n  dsync pull ws://home.example:8730/notes ~/notes --token-file ~/.dsync-token --stats\n')
+    .addHelpText('after', '\nExamples:\n  dsync pull ws://home.example:8730/notes ~/notes --token-file ~/.dsync-token --stats\n  dsync pull ssh://me@home.example/srv/notes ~/notes --remote-dsync ~/.local/bin/dsync\n')
     .action((url: string, local: string, o: SyncCliOptions) => runSync('pull', local, url, o, ctx))
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { InvalidArgumentError } from 'commander'
 import { resolve } from 'node:path'
 import { DsyncError } from '../../errors.js'
-import { serve } from '../../sync/index.js'
+import { serve, serveStdio } from '../../sync/index.js'
 import type { CliContext } from '../context.js'
 import { readOptionalFile, readToken } from './sync-options.js'
 
@@ -13,6 +13,8 @@ interface ServeCliOptions {
   tokenFile?: string
   tlsCert?: string
   tlsKey?: string
+  stdio?: boolean
+  verbose?: boolean
 }
 
 function parsePort(text: string): number {
@@ -31,8 +33,11 @@ export function registerServe(program: Command, ctx: CliContext): void {
     .option('--token-file <file>', 'file holding the shared token (default: $DSYNC_TOKEN)')
     .option('--tls-cert <file>', 'PEM certificate: serve wss:// (with --tls-key)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
+    .option('--stdio', 'serve one session on stdin/stdout and exit (what push and pull run through ssh)')
+    .option('-v, --verbose', 'with --stdio: log the session to stderr (default: quiet, as the client reports)')
     .addHelpText('after', '\nExamples:\n  dsync serve --root ~/sync --token-file ~/.dsync-token --host 0.0.0.0\n  dsync serve --root /tmp/t --port 0   # loopback only, no token\n')
     .action(async (o: ServeCliOptions) => {
+      if (o.stdio) return serveOverStdio(o, ctx)
       if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
         throw new DsyncError('USAGE', '--tls-cert and --tls-key go together: give both to serve wss://, or neither')
       }
@@ -54,4 +59,24 @@ export function registerServe(program: Command, ctx: CliContext): void {
       await server.close()
       log('stopped')
     })
+}
+
+/**
+ * `serve --stdio`: one session over this process's stdin and stdout, run by a client through
+ * ssh. stdout carries frames, so nothing else is written there. Quiet unless -v: its stderr is
+ * the user's terminal (through ssh), and the client already reports the session's outcome and
+ * errors. Exits 0 once a session ran, whatever its outcome, which the client has.
+ */
+async function serveOverStdio(o: ServeCliOptions, ctx: CliContext): Promise<void> {
+  if (o.tokenFile !== undefined || o.tlsCert !== undefined || o.tlsKey !== undefined) {
+    throw new DsyncError('USAGE', '--stdio serves through ssh, which authenticates and encrypts: no --token-file or TLS')
+  }
+  const log = (line: string): void => {
+    if (o.verbose) ctx.stderr.write(`dsync serve --stdio: ${line}\n`)
+  }
+  // The process's own streams, not ctx.stdout (text, for humans): this is the one command whose
+  // stdout is binary. CliContext.stdio is for `-` file arguments and has no flow control.
+  await serveStdio({ root: resolve(ctx.cwd, o.root), input: process.stdin, output: process.stdout, log, signal: ctx.signal })
+  // The session is over: stop reading, so a client that keeps its end open cannot keep us alive.
+  process.stdin.destroy()
 }

@@ -22,6 +22,8 @@ export interface SyncCliOptions {
   force?: boolean
   tokenFile?: string
   ca?: string
+  rsh?: string
+  remoteDsync?: string
 }
 
 /** Adds the rsync-like options of push and pull to a command. */
@@ -40,6 +42,8 @@ export function addSyncOptions(cmd: Command): Command {
     .option('--force', 'overwrite (or delete) files changed on the receiver since the last sync')
     .option('--token-file <file>', 'file holding the shared token (default: $DSYNC_TOKEN)')
     .addOption(new Option('--ca <file>', 'PEM certificate to trust for wss:// (a self-signed server)'))
+    .option('-e, --rsh <command>', "ssh: the remote-shell command, e.g. 'ssh -p 2222' (default: $DSYNC_RSH, else ssh)")
+    .option('--remote-dsync <command>', 'ssh: the dsync command on the remote host (default: dsync)')
 }
 
 /** The token: --token-file wins over DSYNC_TOKEN; null when neither is set. */

@@ -1,0 +1,83 @@
+import { lstat } from 'node:fs/promises'
+import { DsyncError, isDsyncError } from '../errors.js'
+import { resolveInside } from '../fs/index.js'
+import { DEFAULT_IDLE_TIMEOUT_MS, withIdleTimeout, type Channel, type Session } from '../net/index.js'
+import { runReceiver } from './receiver.js'
+import { SyncReport } from './report.js'
+import { runSender } from './sender.js'
+import { ensureDirectory, SYNC_CHUNK_PARAMS, withStore } from './session.js'
+import type { TreeLock } from './tree-lock.js'
+
+/** What a served session runs against. */
+export interface ServedSessionOptions {
+  /** The served tree, absolute. */
+  readonly root: string
+  readonly log: (line: string) => void
+  readonly signal: AbortSignal
+  /** a session with no bytes moving either way this long is closed (default 5 min) */
+  readonly idleTimeoutMs?: number
+  /** The served tree's lock: sessions (of any process) run one at a time on it. */
+  readonly lock: TreeLock
+}
+
+/**
+ * One session on the server side, after the handshake: the receiver role for a push, the
+ * sender role for a pull, in the subdir the client named (created for a push, as rsync creates
+ * its destination), and one log line of totals. The same for every transport (`serve`,
+ * `serve --stdio`). A session that must wait for the tree tells its client so.
+ */
+export async function runServedSession(peerChannel: Channel, s: Session, o: ServedSessionOptions): Promise<void> {
+  const channel = withIdleTimeout(peerChannel, o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS)
+  const base = s.subdir === '' ? o.root : await resolveInside(o.root, s.subdir)
+  if (s.role === 'pull' && s.subdir !== '' && !(await isDirectory(base))) {
+    // Said with the client's path, not the server's: the server's layout is its own.
+    throw new DsyncError('NOT_FOUND', `/${s.subdir}: no such directory on the server; check the URL's path`)
+  }
+  await o.lock.hold(() => waitingNotices(channel, s.peer, o.log), o.signal, async () => {
+    await ensureDirectory(base, s.role === 'push' && !s.options.dryRun)
+    await withStore(base, async (store) => {
+      const report = new SyncReport()
+      const started = Date.now()
+      const deps = { root: base, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal }
+      try {
+        if (s.role === 'push') await runReceiver(channel, { ...deps, now: () => new Date() })
+        else await runSender(channel, deps)
+      } catch (err) {
+        throw isDsyncError(err) ? err : new DsyncError('INTERNAL', `session failed: ${String(err)}`, { cause: err })
+      }
+      const sum = report.summary(channel.stats, Date.now() - started)
+      o.log(
+        `${s.peer} ${s.role} /${s.subdir}: ${sum.files} files, ${sum.transferred} transferred, ${sum.copied} copied, ` +
+          `${sum.deleted} deleted, ${sum.conflicts} conflicts, ${sum.errors} errors; ` +
+          `${channel.stats.bytesReceived} B in, ${channel.stats.bytesSent} B out, ${sum.durationMs} ms`,
+      )
+    })
+  })
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isDirectory()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return false
+    throw err
+  }
+}
+
+/** While a session waits for the tree, the client hears so this often (it also keeps the
+ *  waiting session from looking idle). */
+const WAIT_NOTICE_MS = 30_000
+
+/** Tells a waiting client why nothing happens yet, now and every WAIT_NOTICE_MS; returns the
+ *  function that stops the notices. */
+function waitingNotices(channel: Channel, peer: string, log: (line: string) => void): () => void {
+  const say = (): void => {
+    channel.send({ t: 'notice', message: 'waiting for another session on this tree to finish' }).catch(() => {
+      // Policy: a client gone while waiting is noticed by the session itself once it starts.
+    })
+  }
+  log(`${peer}: waiting for another session on this tree`)
+  say()
+  const timer = setInterval(say, WAIT_NOTICE_MS)
+  return () => clearInterval(timer)
+}

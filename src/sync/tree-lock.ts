@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto'
+import { mkdir, open, readFile, realpath, unlink } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fsError } from '../fs/index.js'
+
+/** How often a session waiting for another process's lock looks again. */
+const POLL_MS = 200
+
+/** True while a process with this id exists (EPERM: it exists, owned by another user). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * One writing session at a time on a tree, whichever process runs it: `dsync serve` (many
+ * sessions, queued here in arrival order), `dsync serve --stdio` (one session per process,
+ * behind ssh) and a `dsync pull` into the same directory. Two writers interleaving in one tree
+ * could each pass the changed-on-receiver check against the other, and a session removes the
+ * temp files of writers that are gone, which must not be another live session's.
+ *
+ * Across processes the lock is a file made with O_EXCL holding the owner's pid, outside the
+ * tree (the OS temp dir, named by a hash of the tree's real path): nothing to sync, nothing left
+ * in the tree by a dry run. A lock whose owner died (kill -9) is taken over.
+ */
+export class TreeLock {
+  #tail: Promise<void> = Promise.resolve()
+  /** sessions of this process holding the tree or queued for it */
+  #sessions = 0
+
+  constructor(private readonly root: string) {}
+
+  /**
+   * Runs `fn` holding the tree. If it must wait (for a session of this process or another),
+   * `onWait` is called once and the function it returns when the wait is over. `signal` ends
+   * the wait. The tree is released however `fn` ends.
+   */
+  async hold<T>(onWait: () => () => void, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    const before = this.#tail
+    let release!: () => void
+    this.#tail = new Promise<void>((r) => (release = r))
+    let stopWaiting = this.#sessions++ > 0 ? onWait() : undefined
+    try {
+      await before
+      const file = await lockFileFor(this.root)
+      for (;;) {
+        if (await tryLock(file)) break
+        stopWaiting ??= onWait()
+        await sleep(POLL_MS, undefined, { signal })
+      }
+      stopWaiting?.()
+      stopWaiting = undefined
+      try {
+        return await fn()
+      } finally {
+        await unlink(file).catch((err: NodeJS.ErrnoException) => {
+          // Policy: gone already is released already (a tmp cleaner); anything else is logged
+          // by the next session's take-over of a dead owner's lock.
+          if (err.code !== 'ENOENT') throw fsError(err, file, 'release the tree lock')
+        })
+      }
+    } finally {
+      stopWaiting?.()
+      this.#sessions--
+      release()
+    }
+  }
+}
+
+async function lockFileFor(root: string): Promise<string> {
+  const real = await realpath(root).catch(() => root)
+  const dir = join(tmpdir(), 'dsync-locks')
+  await mkdir(dir, { recursive: true, mode: 0o1777 })
+  return join(dir, `${createHash('sha256').update(real).digest('hex').slice(0, 32)}.lock`)
+}
+
+/** Takes the lock file if free or left by a dead process; false when a live one holds it. */
+async function tryLock(file: string): Promise<boolean> {
+  try {
+    const fh = await open(file, 'wx', 0o644)
+    await fh.writeFile(String(process.pid))
+    await fh.close()
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError(err, file, 'take the tree lock')
+  }
+  const owner = Number(await readFile(file, 'utf8').catch(() => ''))
+  // An empty file is a lock being written right now: wait for it.
+  if (!Number.isSafeInteger(owner) || owner <= 0 || owner === process.pid || processAlive(owner)) return false
+  await unlink(file).catch((err: NodeJS.ErrnoException) => {
+    // Policy: another waiter may have removed the dead owner's lock first; fine.
+    if (err.code !== 'ENOENT') throw fsError(err, file, 'remove a dead session\'s tree lock')
+  })
+  return false // take it on the next look, through the O_EXCL create like everyone else
+}

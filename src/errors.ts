@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'PROTOCOL_VERSION' // the peer speaks a protocol version we cannot
   | 'BAD_MESSAGE' // a malformed, oversized or unexpected wire message
   | 'NETWORK' // cannot connect, or the connection dropped
+  | 'BUSY' // the server is at its cap of connections or sessions; try again later
   | 'CHANGED_ON_RECEIVER' // the receiver's copy changed since the sender last saw it
   | 'SOURCE_CHANGED' // the sender's file kept changing while it was being sent
   | 'PARTIAL' // the run finished but some files failed

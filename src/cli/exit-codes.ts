@@ -22,6 +22,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode | 'OK', number>> = Object.fre
   CHANGED_ON_RECEIVER: 10,
   SOURCE_CHANGED: 10,
   PARTIAL: 10,
+  BUSY: 11,
   ABORTED: 130,
 })
 
@@ -38,5 +39,6 @@ export const EXIT_CODE_TABLE: readonly (readonly [number, string])[] = Object.fr
   [8, 'protocol: version mismatch or malformed message'],
   [9, 'unsafe path refused (.., absolute, NUL, symlink escape)'],
   [10, 'partial: some files were not synced (conflicts or per-file errors); the rest were'],
+  [11, 'server busy: too many connections or sessions; try again later'],
   [130, 'interrupted (Ctrl+C)'],
 ])

@@ -1,10 +1,12 @@
-import { WebSocket } from 'ws'
+import type { IncomingMessage } from 'node:http'
+import { WebSocket, type ClientOptions } from 'ws'
 import { DsyncError } from '../errors.js'
 import { LIMITS } from '../../protocol/messages.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
 import { checkRelPath } from '../fs/index.js'
-import { WsChannel } from './connection.js'
+import { CLOSE_TIMEOUT_MS, WsChannel, type WithCloseTimeout } from './connection.js'
 import { clientHandshake } from './handshake.js'
+import { DEFAULT_HEARTBEAT_MS } from './heartbeat.js'
 import type { Role, SessionOptions } from './messages.js'
 
 /** The port `dsync serve` listens on by default, used when a URL names none. */
@@ -27,6 +29,9 @@ export interface ConnectOptions {
   handshakeTimeoutMs?: number
   /** Versions this client may pick; default `SUPPORTED_VERSIONS` (tests vary it). */
   versions?: readonly number[]
+  /** Ping interval, ms (0: none); default `DEFAULT_HEARTBEAT_MS`. A server that stops
+   *  answering is cut and the session fails with NETWORK. */
+  heartbeatMs?: number
 }
 
 /** A parsed `ws[s]://host[:port][/subdir]`. */
@@ -85,14 +90,16 @@ export async function connect(url: string, opts: ConnectOptions): Promise<{ chan
   const { wsUrl, subdir } = parseDsyncUrl(url)
   if (opts.signal?.aborted) throw aborted()
   const timeoutMs = opts.handshakeTimeoutMs ?? LIMITS.handshakeTimeoutMs
-  const ws = new WebSocket(wsUrl, {
+  const wsOptions: WithCloseTimeout<ClientOptions> = {
     maxPayload: LIMITS.maxFrameBytes,
     perMessageDeflate: false,
     handshakeTimeout: timeoutMs,
+    closeTimeout: CLOSE_TIMEOUT_MS,
     ...(opts.ca === undefined ? {} : { ca: Buffer.from(opts.ca) }),
     ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
-  })
-  const channel = new WsChannel(ws, opts.limits ?? DEFAULT_CHANNEL_LIMITS)
+  }
+  const ws = new WebSocket(wsUrl, wsOptions)
+  const channel = new WsChannel(ws, opts.limits ?? DEFAULT_CHANNEL_LIMITS, opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS)
   const onAbort = (): void => channel.fail(aborted(), CLOSE.goingAway)
   opts.signal?.addEventListener('abort', onAbort, { once: true })
   const timer = setTimeout(() => {
@@ -122,11 +129,39 @@ function opened(ws: WebSocket, url: string): Promise<void> {
     }
     const onError = (err: Error & { code?: string }): void => {
       ws.off('open', onOpen)
+      ws.off('unexpected-response', onResponse)
       reject(new DsyncError('NETWORK', `cannot connect to ${url}: ${explainConnectError(err)}`, { cause: err }))
+    }
+    // A server at its connection cap answers the upgrade with 503 and says why in the body.
+    const onResponse = (_req: unknown, res: IncomingMessage): void => {
+      ws.off('open', onOpen)
+      ws.off('error', onError)
+      void refusal(res).then(
+        (why) => reject(res.statusCode === 503
+          ? new DsyncError('BUSY', `${url}: ${why || 'the server is busy'}`)
+          : new DsyncError('NETWORK', `cannot connect to ${url}: the server answered HTTP ${res.statusCode ?? '?'} ${why}; is it a dsync server?`)),
+      )
     }
     ws.once('open', onOpen)
     ws.once('error', onError)
+    ws.once('unexpected-response', onResponse)
   })
+}
+
+/** The first line of a refusal's body (at most 4 KiB read), without the server's name prefix. */
+async function refusal(res: IncomingMessage): Promise<string> {
+  let body = ''
+  try {
+    for await (const piece of res) {
+      body += String(piece)
+      if (body.length > 4096) break
+    }
+  } catch (err) {
+    // The body is only the reason's text; the status code alone still says what happened.
+    void err
+  }
+  res.destroy()
+  return (body.split('\n')[0] ?? '').replace(/^dsync server: /, '').slice(0, 4096)
 }
 
 function explainConnectError(err: Error & { code?: string }): string {

@@ -35,7 +35,7 @@ const KIND_BY_WIRE = ['file', 'dir', 'symlink'] as const
 export const KNOWN_ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'USAGE', 'NOT_FOUND', 'NOT_A_FILE', 'EMPTY_FILE', 'IO', 'BAD_DATA', 'DIGEST_MISMATCH', 'UNSAFE_PATH',
   'AUTH_FAILED', 'PROTOCOL_VERSION', 'BAD_MESSAGE', 'NETWORK', 'CHANGED_ON_RECEIVER', 'SOURCE_CHANGED', 'PARTIAL',
-  'ABORTED', 'INTERNAL',
+  'ABORTED', 'INTERNAL', 'BUSY',
 ])
 
 /** How one message type goes to the wire and back. `toWire` may assume a well-typed message. */

@@ -1,21 +1,43 @@
 import type { RawData, WebSocket } from 'ws'
 import { DsyncError } from '../errors.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, FrameChannel, type ChannelLimits } from './channel.js'
+import { DEFAULT_HEARTBEAT_MS, Heartbeat } from './heartbeat.js'
 
 /**
- * A Channel over one open WebSocket. Backpressure both ways, as ws `lib/stream.js` does it:
+ * How long a close handshake may take before the socket is cut, ms (ws `closeTimeout`). ws waits
+ * 30 s by default, so a peer that never answers (a silent scanner, a vanished machine) held its
+ * socket that long: 25–95 s after a handshake timeout on main. On a live link the answer takes
+ * one round trip: a normal end closes after the last small message (`done`), once the other
+ * side has read what it needed. A failed session may close behind up to 4 MiB of queued data
+ * on a slow link; cutting that short loses nothing the peer could still use.
+ */
+export const CLOSE_TIMEOUT_MS = 1000
+
+/** ws 8.23's `closeTimeout` option (ms), not yet in @types/ws 8.18. */
+export type WithCloseTimeout<T> = T & { closeTimeout: number }
+
+/**
+ * A Channel over one WebSocket. Backpressure both ways, as ws `lib/stream.js` does it:
  * `send` resolves in the `ws.send` callback and first waits while `bufferedAmount` is above the
  * high-water mark; inbound, the socket is paused while the consumer's queue is over its limit.
+ * A heartbeat (`heartbeat.ts`) drops the connection once the peer has gone silent.
  */
 export class WsChannel extends FrameChannel {
   private readonly flushWaiters: (() => void)[] = []
+  private heartbeat: Heartbeat | null = null
 
+  /** `heartbeatMs`: ping interval (0: none); pinging starts once the socket is open. */
   constructor(
     private readonly ws: WebSocket,
     limits: ChannelLimits = DEFAULT_CHANNEL_LIMITS,
+    heartbeatMs: number = DEFAULT_HEARTBEAT_MS,
   ) {
     super(limits)
     ws.binaryType = 'nodebuffer'
+    if (heartbeatMs > 0) {
+      if (ws.readyState === ws.OPEN) this.startHeartbeat(heartbeatMs)
+      else ws.once('open', () => this.startHeartbeat(heartbeatMs))
+    }
     ws.on('message', (data: RawData, isBinary: boolean) => this.onMessage(data, isBinary))
     ws.on('close', (code: number, reason: Buffer) => {
       this.onClosed(code, reason.toString('utf8'))
@@ -53,6 +75,7 @@ export class WsChannel extends FrameChannel {
       this.ws.send(frame, { binary: true }, (err) => {
         // Each flush may bring bufferedAmount under the mark: let waiting senders re-check.
         this.wakeSenders()
+        if (!err) this.heartbeat?.alive()
         if (err) reject(new DsyncError('NETWORK', `connection lost while sending: ${err.message}`, { cause: err }))
         else resolve()
       })
@@ -72,7 +95,18 @@ export class WsChannel extends FrameChannel {
     this.ws.resume()
   }
 
+  private startHeartbeat(intervalMs: number): void {
+    this.heartbeat = new Heartbeat(this.ws, intervalMs, () => {
+      this.inbound.end(new DsyncError(
+        'NETWORK',
+        `the peer stopped answering: no pong and no data for over ${intervalMs / 1000} s (a dropped network or a vanished machine); connection cut`,
+      ))
+      this.ws.terminate()
+    })
+  }
+
   private onMessage(data: RawData, isBinary: boolean): void {
+    this.heartbeat?.alive()
     const frame = toBytes(data)
     if (!isBinary) {
       this.stats.bytesReceived += frame.length

@@ -28,6 +28,9 @@ export interface ServerHandshakeOptions {
   readonly token: string | null
   /** Versions offered in `hello`; default `SUPPORTED_VERSIONS`. */
   readonly versions?: readonly number[]
+  /** Called once the client has proved the token, before `welcome`; throws to refuse it
+   *  (e.g. DsyncError BUSY when the server is at its session cap). */
+  readonly admit?: () => void
 }
 
 /**
@@ -58,6 +61,7 @@ export async function serverHandshake(channel: FrameChannel, opts: ServerHandsha
         : 'wrong token; check --token-file or DSYNC_TOKEN on both sides',
     )
   }
+  opts.admit?.()
   await channel.send({
     t: 'welcome',
     version: auth.version,

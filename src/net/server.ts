@@ -1,17 +1,21 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
-import { isIP } from 'node:net'
-import { WebSocketServer, type WebSocket } from 'ws'
+import { isIP, type Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
+import { WebSocketServer, type ServerOptions as WsServerOptions, type WebSocket } from 'ws'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { LIMITS } from '../../protocol/messages.js'
+import { Admission, DEFAULT_SERVER_LIMITS, type ServerLimits, type Slot } from './admission.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
-import { WsChannel } from './connection.js'
+import { CLOSE_TIMEOUT_MS, WsChannel, type WithCloseTimeout } from './connection.js'
+import { DEFAULT_HEARTBEAT_MS } from './heartbeat.js'
 import { serverHandshake, type Session } from './handshake.js'
+import { refuseUpgrade, Stranger } from './stranger.js'
 
 export { type Session, SERVER_NAME } from './handshake.js'
 
-/** How to run a server. */
-export interface ServerOptions {
+/** How to run a server. Caps default to `DEFAULT_SERVER_LIMITS`. */
+export interface ServerOptions extends Partial<ServerLimits> {
   /** Interface to listen on; anything but loopback requires a token. */
   host: string
   /** TCP port; 0 picks a free one. */
@@ -31,6 +35,11 @@ export interface ServerOptions {
   handshakeTimeoutMs?: number
   /** Versions offered in `hello`; default `SUPPORTED_VERSIONS` (tests vary it). */
   versions?: readonly number[]
+  /** Ping interval of every connection, ms (0: none); default `DEFAULT_HEARTBEAT_MS`. */
+  heartbeatMs?: number
+  /** A close handshake the peer has not answered after this long is cut (ws `terminate`);
+   *  default `CLOSE_TIMEOUT_MS`. */
+  closeTimeoutMs?: number
 }
 
 /** A listening server. */
@@ -38,9 +47,14 @@ export interface RunningServer {
   readonly port: number
   /** ws://host:port or wss://host:port. */
   readonly url: string
+  /** Connections accepted and not yet authenticated. */
+  readonly pendingHandshakes: number
+  /** Authenticated sessions whose `onSession` has not settled yet. */
+  readonly activeSessions: number
   /** Stops listening and closes every session (close code 1001). */
   close(): Promise<void>
 }
+
 
 /** True for addresses only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
@@ -68,17 +82,53 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         'pass --token-file, or listen on 127.0.0.1',
     )
   }
+  const limits: ServerLimits = {
+    maxPendingHandshakes: opts.maxPendingHandshakes ?? DEFAULT_SERVER_LIMITS.maxPendingHandshakes,
+    maxPendingPerAddress: opts.maxPendingPerAddress ?? DEFAULT_SERVER_LIMITS.maxPendingPerAddress,
+    maxSessions: opts.maxSessions ?? DEFAULT_SERVER_LIMITS.maxSessions,
+  }
+  const handshakeTimeoutMs = opts.handshakeTimeoutMs ?? LIMITS.handshakeTimeoutMs
+  const admission = new Admission(limits, opts.log)
+  const strangers = new WeakMap<Duplex, Stranger>()
   const http: HttpServer = opts.tls
-    ? createHttpsServer({ cert: Buffer.from(opts.tls.cert), key: Buffer.from(opts.tls.key) })
+    ? createHttpsServer({ cert: Buffer.from(opts.tls.cert), key: Buffer.from(opts.tls.key), handshakeTimeout: handshakeTimeoutMs })
     : createHttpServer()
-  http.on('request', (_req, res) => {
+  // Counted from the accept (after TLS, whose own handshake has the same deadline), so a peer that
+  // never sends its HTTP request holds a slot and meets the deadline like one that never authenticates.
+  http.on(opts.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+    strangers.set(socket, new Stranger(socket, admission.admitConnection(socket.remoteAddress ?? 'unknown'), handshakeTimeoutMs))
+  })
+  http.on('request', (req, res) => {
+    const slot = strangers.get(req.socket)?.slot
+    if (typeof slot === 'string') {
+      res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '5', connection: 'close' })
+      res.end(`dsync server: ${slot}\n`)
+      return
+    }
     res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' })
     res.end('dsync server: connect with `dsync push` or `dsync pull`\n')
   })
   // No permessage-deflate: measured 20–80 MB/s, and dsync compresses its literals itself.
-  const wss = new WebSocketServer({ server: http, maxPayload: LIMITS.maxFrameBytes, perMessageDeflate: false })
-  wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
-    void serveConnection(ws, req, opts)
+  const wsOptions: WithCloseTimeout<WsServerOptions> = {
+    noServer: true, maxPayload: LIMITS.maxFrameBytes, perMessageDeflate: false, closeTimeout: opts.closeTimeoutMs ?? CLOSE_TIMEOUT_MS,
+  }
+  const wss = new WebSocketServer(wsOptions)
+  // The ws docs' upgrade recipe (noServer + handleUpgrade): a refusal is a plain HTTP answer
+  // before any WebSocket state exists.
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const stranger = strangers.get(socket)
+    if (stranger === undefined) {
+      // Every accepted socket is a stranger until it authenticates, and upgrades only once.
+      socket.destroy()
+      return
+    }
+    if (typeof stranger.slot === 'string') {
+      refuseUpgrade(socket, stranger.slot)
+      return
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      void serveConnection(ws, req, stranger, admission, opts)
+    })
   })
   wss.on('error', (err) => opts.log(`server error: ${err.message}`))
   http.on('tlsClientError', (err) => opts.log(`TLS handshake failed: ${err.message}`))
@@ -103,42 +153,58 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   return {
     port,
     url: `${opts.tls ? 'wss' : 'ws'}://${hostInUrl}:${port}`,
-    close: () => closeServer(http, wss),
+    get pendingHandshakes() {
+      return admission.pendingHandshakes
+    },
+    get activeSessions() {
+      return admission.activeSessions
+    },
+    close: async () => {
+      await closeServer(http, wss)
+      admission.stop()
+    },
   }
 }
 
 async function closeServer(http: HttpServer, wss: WebSocketServer): Promise<void> {
+  // Each socket is cut after the close timeout if its peer does not answer (ws `closeTimeout`).
   for (const ws of wss.clients) ws.close(CLOSE.goingAway, 'server shutting down')
-  // A peer that does not answer the close handshake is cut off rather than keeping us up.
-  const cutoff = setTimeout(() => {
-    for (const ws of wss.clients) ws.terminate()
-  }, 2000)
+  const closed = new Promise<void>((resolve) => http.close(() => resolve()))
+  // Sockets not upgraded yet (a plain HTTP keep-alive, a silent stranger) would hold http.close.
+  http.closeAllConnections()
   await new Promise<void>((resolve) => wss.close(() => resolve()))
-  await new Promise<void>((resolve) => http.close(() => resolve()))
-  clearTimeout(cutoff)
+  await closed
 }
 
-async function serveConnection(ws: WebSocket, req: IncomingMessage, opts: ServerOptions): Promise<void> {
+async function serveConnection(
+  ws: WebSocket, req: IncomingMessage, stranger: Stranger, admission: Admission, opts: ServerOptions,
+): Promise<void> {
   const remote = req.socket.remoteAddress ?? 'unknown'
   const peer = `${isIP(remote) === 6 ? `[${remote}]` : remote}:${req.socket.remotePort ?? 0}`
-  const channel = new WsChannel(ws, opts.limits ?? DEFAULT_CHANNEL_LIMITS)
-  // Before auth the peer is a stranger: tiny frames only, and a deadline.
+  const channel = new WsChannel(ws, opts.limits ?? DEFAULT_CHANNEL_LIMITS, opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS)
+  stranger.channel = channel
+  // Before auth the peer is a stranger: tiny frames only, and a deadline (Stranger).
   channel.setFrameLimit(LIMITS.maxHandshakeFrameBytes)
-  const timeoutMs = opts.handshakeTimeoutMs ?? LIMITS.handshakeTimeoutMs
-  const timer = setTimeout(() => {
-    channel.fail(new DsyncError('NETWORK', `handshake not finished within ${timeoutMs} ms; closing`))
-  }, timeoutMs)
   let session: Session
+  let slot: Slot | undefined
+  // Checked after the MAC, before `welcome`: only a peer that proved the token learns that the
+  // server is full.
+  const admit = (): void => {
+    const s = admission.admitSession()
+    if (typeof s === 'string') throw new DsyncError('BUSY', s)
+    slot = s
+  }
   try {
-    session = await serverHandshake(channel, opts, peer)
+    session = await serverHandshake(channel, { token: opts.token, ...(opts.versions && { versions: opts.versions }), admit }, peer)
   } catch (err) {
+    slot?.release()
     const e = asDsyncError(err)
     opts.log(`${peer} refused: ${e.code}: ${e.message}`)
+    // The slot stays held until the socket has closed (at most the close timeout from now).
     channel.fail(e)
     return
-  } finally {
-    clearTimeout(timer)
   }
+  stranger.done()
   channel.setFrameLimit(Infinity)
   const what = `${session.role} ${session.subdir === '' ? '/' : session.subdir}`
   opts.log(`${peer} ${what}: session started`)
@@ -150,6 +216,8 @@ async function serveConnection(ws: WebSocket, req: IncomingMessage, opts: Server
     const e = asDsyncError(err)
     opts.log(`${peer} ${what}: ${e.code}: ${e.message}`)
     channel.fail(e)
+  } finally {
+    slot?.release()
   }
 }
 

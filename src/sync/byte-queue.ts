@@ -18,6 +18,8 @@ export class ByteQueue implements AsyncIterable<Uint8Array> {
   #wakeConsumer: (() => void) | undefined
   #wakeProducer: (() => void) | undefined
 
+  readonly #unlisten: () => void
+
   constructor(
     signal: AbortSignal,
     private readonly highWaterBytes = 8 * 1024 * 1024,
@@ -25,6 +27,17 @@ export class ByteQueue implements AsyncIterable<Uint8Array> {
     const onAbort = (): void => this.fail(abortError(signal))
     if (signal.aborted) onAbort()
     else signal.addEventListener('abort', onAbort, { once: true })
+    // A session lives through thousands of files: each queue stops listening when it is done.
+    this.#unlisten = () => signal.removeEventListener('abort', onAbort)
+  }
+
+  /** The writer is done with this queue (or never started): drop what is queued, release the
+   *  producer, stop listening to the session's signal. */
+  close(): void {
+    this.#unlisten()
+    this.fail(new DsyncError('ABORTED', 'file writer stopped'))
+    this.#items.length = 0
+    this.#bytes = 0
   }
 
   /** Bytes queued and not yet taken by the consumer. */
@@ -70,10 +83,7 @@ export class ByteQueue implements AsyncIterable<Uint8Array> {
       }
     } finally {
       // Consumer stopped (done or failed): never leave the producer waiting.
-      this.#failure ??= new DsyncError('ABORTED', 'file writer stopped')
-      this.#items.length = 0
-      this.#bytes = 0
-      this.#wakeProducer?.()
+      this.close()
     }
   }
 }

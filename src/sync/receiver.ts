@@ -622,6 +622,7 @@ class Receiver {
       this.#settle(t)
       this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
     } catch (err) {
+      t.queue?.close()
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.
         t.retried = true

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto'
 import { mkdir, open, readFile, realpath, unlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fsError } from '../fs/index.js'
+import { digestBytes } from '../hash/index.js'
 
 /** How often a session waiting for another process's lock looks again. */
 const POLL_MS = 200
@@ -77,7 +77,7 @@ async function lockFileFor(root: string): Promise<string> {
   const real = await realpath(root).catch(() => root)
   const dir = join(tmpdir(), 'dsync-locks')
   await mkdir(dir, { recursive: true, mode: 0o1777 })
-  return join(dir, `${createHash('sha256').update(real).digest('hex').slice(0, 32)}.lock`)
+  return join(dir, `${digestBytes(Buffer.from(real)).slice(0, 32)}.lock`)
 }
 
 /** Takes the lock file if free or left by a dead process; false when a live one holds it. */

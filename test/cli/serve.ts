@@ -2,6 +2,8 @@ import t from 'tap'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { main } from '../../src/cli/main.js'
+import { connect } from '../../src/net/index.js'
+import { OPTIONS, testServer, until } from '../support/net.js'
 import { runCli } from '../support/cli.js'
 import { describeTree, TOKEN } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
@@ -62,4 +64,31 @@ t.test('serve refuses a non-loopback host without a token, and half a TLS pair',
   const missing = await runCli(['serve', '--root', join(root, 'nope'), '--port', '0'])
   t.equal(missing.code, 3)
   t.match(missing.stderr, /nope/)
+})
+
+t.test('serve --help lists the caps with their defaults; a cap that is not a count is a usage error', async (t) => {
+  const help = await runCli(['serve', '--help'])
+  t.match(help.stdout, /--max-connections <n>[\s\S]*\(default: 64\)/)
+  t.match(help.stdout, /--max-connections-per-host <n>[\s\S]*\(default: 8\)/)
+  t.match(help.stdout, /--max-sessions <n>[\s\S]*\(default: 64\)/)
+  const root = await tempTree(t)
+  for (const bad of ['0', '-1', 'lots', '1.5']) {
+    const r = await runCli(['serve', '--root', root, '--port', '0', '--max-sessions', bad])
+    t.equal(r.code, 2, `--max-sessions ${bad}`)
+    t.match(r.stderr, /is not a count/)
+  }
+})
+
+t.test('push to a server at its session cap prints why and exits 11 (BUSY)', async (t) => {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  const server = await testServer(t, async () => held, { maxSessions: 1 })
+  t.teardown(() => release())
+  const first = await connect(server.url, { token: null, role: 'push', options: OPTIONS })
+  t.teardown(() => first.channel.close())
+  await until(() => server.activeSessions === 1, 2000, 'the first session')
+  const home = await tempTree(t, { 'a.txt': 'a\n' })
+  const r = await runCli(['push', home, server.url])
+  t.equal(r.code, 11, r.stderr)
+  t.match(r.stderr, /the server is busy: 1 sessions are open, the most it allows; try again later/)
 })

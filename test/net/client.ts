@@ -69,3 +69,19 @@ t.test('wss: a session over TLS with a self-signed certificate given as the CA',
     code: 'NETWORK',
   }, 'plain ws:// to a TLS server fails as a network error')
 })
+
+t.test('an HTTP answer other than the upgrade: 503 is BUSY with the server\'s reason, others NETWORK', async (t) => {
+  const { createServer } = await import('node:http')
+  const http = createServer()
+  http.on('upgrade', (_req, socket) => {
+    const status = busy ? 503 : 404
+    socket.end(`HTTP/1.1 ${status} X\r\nContent-Length: 36\r\nConnection: close\r\n\r\ndsync server: full, come back later\n`)
+  })
+  let busy = true
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => http.close(() => resolve())))
+  const url = `ws://127.0.0.1:${(http.address() as { port: number }).port}`
+  await t.rejects(connect(url, { token: null, role: 'push', options: OPTIONS }), { code: 'BUSY', message: /: full, come back later$/ })
+  busy = false
+  await t.rejects(connect(url, { token: null, role: 'push', options: OPTIONS }), { code: 'NETWORK', message: /answered HTTP 404/ })
+})

@@ -2,7 +2,7 @@ import t from 'tap'
 import { DsyncError } from '../../src/errors.js'
 import { clientMac, newChallenge } from '../../src/net/auth.js'
 import { connect, encode, startServer, LIMITS, type Channel, type Message } from '../../src/net/index.js'
-import { OPTIONS, rawPeer, rawSession, testServer } from '../support/net.js'
+import { OPTIONS, rawPeer, rawSession, silentPeer, testServer, until, within } from '../support/net.js'
 
 const TOKEN = 'correct horse battery staple'
 
@@ -214,4 +214,92 @@ t.test('close() ends live sessions with 1001 and stops listening', async (t) => 
     for await (const m of channel.messages()) void m
   }, { code: 'NETWORK', message: /went away/ })
   await t.rejects(connect(server.url, { token: null, role: 'pull', options: OPTIONS }), { code: 'NETWORK', message: /connection refused/ })
+})
+
+t.test('handshake deadline: a silent peer\'s socket is gone within a second of it, at every stage', async (t) => {
+  // Found on main: the deadline was logged, but the socket stayed until ws's 30 s close timeout,
+  // since a silent peer never answers the close frame.
+  const deadline = 300
+  // A close timeout well under the second the assertion allows, so timer jitter on a busy machine
+  // does not decide the outcome; without the cut the socket would stay for ws's 30 s.
+  const server = await testServer(t, echoDone([]), { handshakeTimeoutMs: deadline, closeTimeoutMs: 200 })
+  const upgraded = await silentPeer(t, server.url, 'upgrade')
+  const bare = await silentPeer(t, server.url, 'connect')
+  const [a, b] = await Promise.all([within(upgraded.closed, deadline + 3000), within(bare.closed, deadline + 3000)])
+  t.ok(a !== 'timeout' && a >= deadline - 50 && a <= deadline + 1000, `after the upgrade: closed at ${a} ms`)
+  t.ok(b !== 'timeout' && b >= deadline - 50 && b <= deadline + 1000, `before any HTTP request: closed at ${b} ms`)
+  t.match(server.logs.join('\n'), /refused: NETWORK: handshake not finished within 300 ms/)
+  await until(() => server.pendingHandshakes === 0, 1000, 'the slots to be released')
+})
+
+t.test('a session the server ends is cut when the peer never answers the close frame', async (t) => {
+  const server = await testServer(t, async () => {}, { closeTimeoutMs: 300 })
+  const peer = await silentPeer(t, server.url, 'auth')
+  const at = await within(peer.closed, 3000)
+  t.ok(at !== 'timeout' && at < 1300, `closed at ${at} ms`)
+  t.match(server.logs.join('\n'), /pull \/: session done/)
+  t.equal(server.activeSessions, 0)
+})
+
+t.test('cap on unauthenticated connections: the one over it gets BUSY (HTTP 503), logged once; then a client is served', async (t) => {
+  const server = await testServer(t, echoDone([]), { maxPendingHandshakes: 3, maxPendingPerAddress: 100, handshakeTimeoutMs: 5000 })
+  const silent = [
+    await silentPeer(t, server.url, 'connect'),
+    await silentPeer(t, server.url, 'upgrade'),
+    await silentPeer(t, server.url, 'upgrade'),
+  ]
+  await until(() => server.pendingHandshakes === 3, 2000, '3 pending connections')
+  const started = performance.now()
+  for (let i = 0; i < 5; i++) {
+    await t.rejects(connect(server.url, { token: null, role: 'push', options: OPTIONS }), {
+      code: 'BUSY', message: /3 connections are waiting to authenticate, the most this server allows/,
+    })
+  }
+  t.ok(performance.now() - started < 1000, 'refused at once, not at a deadline')
+  t.equal(server.logs.filter((l) => /^refusing connections/.test(l)).length, 1, 'one log line for the burst')
+  t.equal(server.pendingHandshakes, 3, 'refused connections hold no slot')
+  for (const p of silent) p.socket.destroy()
+  await until(() => server.pendingHandshakes === 0, 2000, 'the slots to be released')
+  t.strictSame(await runClient(server.url, null), [{ t: 'done', summary: { files: 0 } }])
+})
+
+t.test('cap per address: one address cannot take every slot', async (t) => {
+  const server = await testServer(t, echoDone([]), { maxPendingHandshakes: 10, maxPendingPerAddress: 2, handshakeTimeoutMs: 5000 })
+  await silentPeer(t, server.url, 'upgrade')
+  await silentPeer(t, server.url, 'upgrade')
+  await t.rejects(silentPeer(t, server.url, 'upgrade'), /upgrade refused: HTTP\/1.1 503/, 'a third from 127.0.0.1')
+  await t.rejects(connect(server.url, { token: null, role: 'push', options: OPTIONS }), {
+    code: 'BUSY', message: /from 127\.0\.0\.1 are waiting to authenticate/,
+  })
+  // Linux routes all of 127/8 to loopback: another address on the same machine.
+  const other = await silentPeer(t, server.url, 'upgrade', '127.0.0.2')
+  t.ok(other, 'another address still gets in')
+  t.equal(server.pendingHandshakes, 3)
+})
+
+t.test('cap on sessions: the session over it gets BUSY, the rest are unharmed, and the slot comes back', async (t) => {
+  let finish!: () => void
+  const held = new Promise<void>((resolve) => (finish = resolve))
+  let first = true
+  const server = await testServer(t, async (channel) => {
+    if (first) {
+      first = false
+      await held
+    }
+    for await (const m of channel.messages()) if (m.t === 'filesEnd') break
+    await channel.send({ t: 'done', summary: { files: 0 } })
+  }, { maxSessions: 1 })
+  const { channel } = await connect(server.url, { token: null, role: 'push', options: OPTIONS })
+  await until(() => server.activeSessions === 1, 2000, 'the first session')
+  await t.rejects(connect(server.url, { token: null, role: 'push', options: OPTIONS }), {
+    code: 'BUSY', message: /the server is busy: 1 sessions are open, the most it allows/,
+  })
+  t.match(server.logs.join('\n'), /refusing sessions: the server is busy/)
+  finish()
+  await channel.send({ t: 'filesEnd' })
+  const got: Message[] = []
+  for await (const m of channel.messages()) got.push(m)
+  t.strictSame(got, [{ t: 'done', summary: { files: 0 } }], 'the running session finished normally')
+  await until(() => server.activeSessions === 0, 2000, 'the slot to be released')
+  t.strictSame(await runClient(server.url, null), [{ t: 'done', summary: { files: 0 } }])
 })

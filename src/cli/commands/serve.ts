@@ -2,7 +2,8 @@ import type { Command } from 'commander'
 import { InvalidArgumentError } from 'commander'
 import { resolve } from 'node:path'
 import { DsyncError } from '../../errors.js'
-import { serve, serveStdio } from '../../sync/index.js'
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../../net/index.js'
+import { serve, serveStdio, type ServeOptions } from '../../sync/index.js'
 import type { CliContext } from '../context.js'
 import { readOptionalFile, readToken } from './sync-options.js'
 
@@ -13,6 +14,9 @@ interface ServeCliOptions {
   tokenFile?: string
   tlsCert?: string
   tlsKey?: string
+  maxConnections: number
+  maxConnectionsPerHost: number
+  maxSessions: number
   stdio?: boolean
   verbose?: boolean
 }
@@ -20,6 +24,12 @@ interface ServeCliOptions {
 function parsePort(text: string): number {
   const n = Number(text)
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`"${text}" is not a port number (0-65535)`)
+  return n
+}
+
+function parseCap(text: string): number {
+  const n = Number(text)
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`"${text}" is not a count; write a whole number of at least 1`)
   return n
 }
 
@@ -33,6 +43,9 @@ export function registerServe(program: Command, ctx: CliContext): void {
     .option('--token-file <file>', 'file holding the shared token (default: $DSYNC_TOKEN)')
     .option('--tls-cert <file>', 'PEM certificate: serve wss:// (with --tls-key)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
+    .option('--max-connections <n>', 'connections waiting to authenticate, from anyone; more get HTTP 503', parseCap, DEFAULT_SERVER_LIMITS.maxPendingHandshakes)
+    .option('--max-connections-per-host <n>', 'the same, from one address', parseCap, DEFAULT_SERVER_LIMITS.maxPendingPerAddress)
+    .option('--max-sessions <n>', 'authenticated sessions at once (running or waiting for their tree); more are told BUSY', parseCap, DEFAULT_SERVER_LIMITS.maxSessions)
     .option('--stdio', 'serve one session on stdin/stdout and exit (what push and pull run through ssh)')
     .option('-v, --verbose', 'with --stdio: log the session to stderr (default: quiet, as the client reports)')
     .addHelpText('after', '\nExamples:\n  dsync serve --root ~/sync --token-file ~/.dsync-token --host 0.0.0.0\n  dsync serve --root /tmp/t --port 0   # loopback only, no token\n')
@@ -45,7 +58,12 @@ export function registerServe(program: Command, ctx: CliContext): void {
       const cert = await readOptionalFile(o.tlsCert, ctx, 'TLS certificate')
       const key = await readOptionalFile(o.tlsKey, ctx, 'TLS key')
       const log = (line: string): void => void ctx.stderr.write(`${new Date().toISOString()} ${line}\n`)
-      const server = await serve({
+      const limits: ServerLimits = {
+        maxPendingHandshakes: o.maxConnections,
+        maxPendingPerAddress: o.maxConnectionsPerHost,
+        maxSessions: o.maxSessions,
+      }
+      const options: ServeOptions & { limits: ServerLimits } = {
         root: resolve(ctx.cwd, o.root),
         host: o.host,
         port: o.port,
@@ -53,7 +71,9 @@ export function registerServe(program: Command, ctx: CliContext): void {
         ...(cert && key && { tls: { cert, key } }),
         log,
         signal: ctx.signal,
-      })
+        limits,
+      }
+      const server = await serve(options)
       log(`serving ${resolve(ctx.cwd, o.root)} at ${server.url}${token === null ? ' (no token: loopback only)' : ''}; Ctrl+C stops`)
       await new Promise<void>((r) => ctx.signal.addEventListener('abort', () => r(), { once: true }))
       await server.close()

@@ -22,7 +22,11 @@ function available(): string[] {
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  const names = argv.length > 0 ? argv : DEFAULT_SET
+  // Names come first; from the first `--flag` on, the arguments are the benches' own (each
+  // reads process.argv itself, e.g. `npm run bench -- chaos --kills 10`).
+  const firstFlag = argv.findIndex((a) => a.startsWith('--'))
+  const given = firstFlag < 0 ? argv : argv.slice(0, firstFlag)
+  const names = given.length > 0 ? given : DEFAULT_SET
   const known = available()
   const unknown = names.filter((n) => !known.includes(n))
   if (unknown.length > 0) {

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path'
-import { startServer } from '../net/index.js'
+import { startServer, type ServerLimits } from '../net/index.js'
 import { runServedSession } from './served-session.js'
 import { ensureDirectory } from './session.js'
-import { TreeLock } from './tree-lock.js'
+import { DEFAULT_MAX_WAITING_PER_TREE, TreeLock } from './tree-lock.js'
 
 export interface ServeOptions {
   readonly root: string
@@ -14,6 +14,10 @@ export interface ServeOptions {
   readonly signal: AbortSignal
   /** a session with no bytes moving either way this long is closed (default 5 min) */
   readonly idleTimeoutMs?: number
+  /** caps on connections and sessions, for `startServer` (defaults: `DEFAULT_SERVER_LIMITS`) */
+  readonly limits?: Partial<ServerLimits>
+  /** sessions that may queue for the tree behind the running one; the next gets BUSY (default 8) */
+  readonly maxWaitingPerTree?: number
 }
 
 /** A running `dsync serve`. */
@@ -35,13 +39,14 @@ export interface SyncServer {
 export async function serve(o: ServeOptions): Promise<SyncServer> {
   const root = resolve(o.root)
   await ensureDirectory(root, false)
-  const tree = new TreeLock(root)
+  const tree = new TreeLock(root, o.maxWaitingPerTree ?? DEFAULT_MAX_WAITING_PER_TREE)
   const server = await startServer({
     host: o.host,
     port: o.port,
     token: o.token,
     ...(o.tls && { tls: o.tls }),
     log: o.log,
+    ...o.limits,
     onSession: (channel, s) =>
       runServedSession(channel, s, { root, log: o.log, signal: o.signal, lock: tree, ...(o.idleTimeoutMs !== undefined && { idleTimeoutMs: o.idleTimeoutMs }) }),
   })

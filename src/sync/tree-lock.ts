@@ -2,8 +2,13 @@ import { mkdir, open, readFile, realpath, unlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { DsyncError } from '../errors.js'
 import { fsError } from '../fs/index.js'
 import { digestBytes } from '../hash/index.js'
+
+/** Sessions of one process that may queue for a tree behind the running one: each waits
+ *  cheaply, but a queue without end holds connections and session slots as long as it lasts. */
+export const DEFAULT_MAX_WAITING_PER_TREE = 8
 
 /** How often a session waiting for another process's lock looks again. */
 const POLL_MS = 200
@@ -34,7 +39,10 @@ export class TreeLock {
   /** sessions of this process holding the tree or queued for it */
   #sessions = 0
 
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    private readonly maxWaiting: number = DEFAULT_MAX_WAITING_PER_TREE,
+  ) {}
 
   /**
    * Runs `fn` holding the tree. If it must wait (for a session of this process or another),
@@ -42,6 +50,11 @@ export class TreeLock {
    * the wait. The tree is released however `fn` ends.
    */
   async hold<T>(onWait: () => () => void, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    // Thrown from the server's onSession: the client gets `error` BUSY (exit 11), the server
+    // closes the connection and frees the session slot.
+    if (this.#sessions > this.maxWaiting) {
+      throw new DsyncError('BUSY', `${this.#sessions - 1} sessions are already waiting for this tree; try again later`)
+    }
     const before = this.#tail
     let release!: () => void
     this.#tail = new Promise<void>((r) => (release = r))

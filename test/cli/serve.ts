@@ -3,7 +3,8 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { main } from '../../src/cli/main.js'
 import { connect } from '../../src/net/index.js'
-import { OPTIONS, testServer, until } from '../support/net.js'
+import { OPTIONS, silentPeer, testServer, until } from '../support/net.js'
+import { serve } from '../../src/sync/index.js'
 import { runCli } from '../support/cli.js'
 import { describeTree, TOKEN } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
@@ -91,4 +92,39 @@ t.test('push to a server at its session cap prints why and exits 11 (BUSY)', asy
   const r = await runCli(['push', home, server.url])
   t.equal(r.code, 11, r.stderr)
   t.match(r.stderr, /the server is busy: 1 sessions are open, the most it allows; try again later/)
+})
+
+t.test('serve --max-sessions and --max-connections reach the server', async (t) => {
+  const root = await tempTree(t)
+  const env = { DSYNC_TOKEN: TOKEN }
+  const server = await serveCli(t, ['--root', root, '--max-sessions', '1', '--max-connections', '1'], env)
+  const held = await connect(server.url, { token: TOKEN, role: 'push', options: OPTIONS })
+  t.teardown(() => held.channel.close())
+  const home = await tempTree(t, { 'a.txt': 'a\n' })
+  const r = await runCli(['push', home, server.url], { env })
+  t.equal(r.code, 11, r.stderr)
+  t.match(r.stderr, /1 sessions are open/)
+  // The refused connection holds its slot until its socket has closed.
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  await silentPeer(t, server.url, 'upgrade')
+  const r2 = await runCli(['push', home, server.url], { env })
+  t.equal(r2.code, 11, r2.stderr)
+  t.match(r2.stderr, /1 connections are waiting to authenticate/)
+})
+
+t.test('sessions waiting for the tree are capped: one more is told BUSY', async (t) => {
+  const root = await tempTree(t)
+  const ac = new AbortController()
+  const server = await serve({ root, host: '127.0.0.1', port: 0, token: null, log: () => {}, signal: ac.signal, maxWaitingPerTree: 1 })
+  const running = await connect(server.url, { token: null, role: 'push', options: OPTIONS })
+  const waiting = await connect(server.url, { token: null, role: 'push', options: OPTIONS })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const home = await tempTree(t, { 'a.txt': 'a\n' })
+  const r = await runCli(['push', home, server.url])
+  t.equal(r.code, 11, r.stderr)
+  t.match(r.stderr, /1 sessions are already waiting for this tree; try again later/)
+  running.channel.close()
+  waiting.channel.close()
+  ac.abort()
+  await server.close()
 })

@@ -1,0 +1,95 @@
+// Per-file errors (issue 7 item 6): a file or directory that cannot be read, a FIFO, a file that
+// vanishes between the scan and the send — one clear line each, the rest synced, exit 10.
+//
+// Tests run as root, and root reads a chmod 000 file anyway. So the client runs as `nobody`
+// (setpriv --reuid 65534), against files owned by root with mode 000: for that process they are
+// truly unreadable, as they would be for a user on their own machine. The server stays in this
+// process, as root.
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { chmod, chown, readdir, readFile, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { Store } from '../../src/store/index.js'
+import { runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
+import { hostileClient, spawnDsync, treeState, within } from '../support/hostile.js'
+import { randomBytes } from '../support/random.js'
+import { startServer } from '../support/sync.js'
+import { tempTree } from '../support/temp.js'
+
+const run = promisify(execFile)
+const NOBODY = 65534
+
+async function chownTree(root: string, uid: number, rel = ''): Promise<void> {
+  await chown(join(root, rel), uid, uid)
+  for (const d of await readdir(join(root, rel), { withFileTypes: true })) {
+    const p = rel === '' ? d.name : `${rel}/${d.name}`
+    if (d.isDirectory()) await chownTree(root, uid, p)
+    else await chown(join(root, p), uid, uid)
+  }
+}
+
+t.test('unreadable file, unreadable directory, FIFO: one line each, the rest synced, exit 10', async (t) => {
+  const setpriv = await run('setpriv', ['--version']).then(() => true, () => false)
+  if (!setpriv || process.getuid?.() !== 0) {
+    t.comment('skipped: needs root and setpriv to run the client as another user')
+    return
+  }
+  const home = await tempTree(t, { 'a.txt': 'alpha', 'sub/b.txt': 'beta', 'locked.txt': 'secret', 'closed/inner.txt': 'inner' })
+  await run('mkfifo', [join(home, 'fifo')])
+  await chownTree(home, NOBODY)
+  await chown(join(home, 'locked.txt'), 0, 0)
+  await chmod(join(home, 'locked.txt'), 0o000)
+  await chown(join(home, 'closed'), 0, 0)
+  await chmod(join(home, 'closed'), 0o000)
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  const cli = spawnDsync(['push', home, server.url, '-v'], {}, ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'])
+  const { value: code } = await within(30_000, 'the push as nobody', cli.exited)
+  const out = `${cli.stdout}\n${cli.stderr}`
+  t.equal(code, 10, `exit code 10 (partial); output:\n${out}`)
+  for (const name of ['locked.txt', 'closed', 'fifo']) {
+    const lines = out.split('\n').filter((l) => l.includes(name) && !l.includes('inner.txt'))
+    t.ok(lines.length >= 1, `a line names ${name}: ${JSON.stringify(lines)}`)
+  }
+  t.same(await readFile(join(work, 'a.txt'), 'utf8'), 'alpha', 'a.txt synced')
+  t.same(await readFile(join(work, 'sub/b.txt'), 'utf8'), 'beta', 'sub/b.txt synced')
+  await t.rejects(readFile(join(work, 'locked.txt')), 'the unreadable file is not on the server')
+})
+
+t.test('a file that vanishes between the scan and the send: an error for it, the rest synced', async (t) => {
+  const home = await tempTree(t, { 'a.txt': 'alpha', 'gone.bin': randomBytes(9, 300_000), 'z.txt': 'zeta' })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  const channel = await hostileClient(server.url)
+  // The sender's channel, with a hook: once it has sent gone.bin's chunk list (its scan is
+  // long done), the file is deleted; the plan that follows makes the sender open it.
+  let goneId = -1
+  const hooked = {
+    get stats() { return channel.stats },
+    close: channel.close.bind(channel),
+    messages: () => channel.messages(),
+    async send(m: Parameters<typeof channel.send>[0]) {
+      await channel.send(m)
+      if (m.t === 'chunks' && m.id === goneId && m.more !== true) await unlink(join(home, 'gone.bin'))
+    },
+  }
+  const seen = channel.messages.bind(channel)
+  hooked.messages = async function* () {
+    for await (const m of seen()) {
+      if (m.t === 'want' && m.path === 'gone.bin') goneId = m.id
+      yield m
+    }
+  }
+  const store = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  const report = new SyncReport()
+  await within(20_000, 'the push', runSender(hooked, { root: home, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal: new AbortController().signal }))
+  channel.close()
+  const gone = report.events.filter((e) => e.path === 'gone.bin')
+  t.ok(gone.some((e) => e.action === 'error'), `an error is reported for gone.bin: ${JSON.stringify(gone.map((e) => [e.action, e.code, e.message]))}`)
+  t.ok(report.summary(channel.stats, 1).errors >= 1, 'counted as an error (the CLI exits 10)')
+  const state = await treeState(work)
+  t.ok(state['a.txt'] !== undefined && state['z.txt'] !== undefined, 'the other files are synced')
+  t.equal(state['gone.bin'], undefined, 'no partial gone.bin on the server')
+})

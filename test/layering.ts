@@ -17,10 +17,17 @@ async function sources(dir: string): Promise<string[]> {
   return out
 }
 
-/** Every module a file imports or re-exports from. */
+/** Every module a file imports or re-exports from, statically or with `await import('…')`. */
 function imports(text: string): string[] {
-  return [...text.matchAll(/^(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/gm), ...text.matchAll(/^import\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!)
+  return [
+    ...text.matchAll(/^(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/gm),
+    ...text.matchAll(/^import\s+['"]([^'"]+)['"]/gm),
+    ...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ].map((m) => m[1]!)
 }
+
+/** zstd and the other compression libraries: src/compress/ alone picks and loads them. */
+const COMPRESSION_BACKENDS = ['node:zlib', 'zlib', '@bokuweb/zstd-wasm', 'zstd-napi']
 
 /** The src/ folder a relative import lands in, seen from `file`; undefined for a package. */
 function targetFolder(file: string, spec: string): string | undefined {
@@ -42,6 +49,7 @@ t.test('layers: each import is allowed by the architecture', async (t) => {
       if (to === undefined) {
         if (spec === 'msgpackr' && rel !== 'net/codec.ts') say('msgpackr belongs to src/net/codec.ts alone')
         if (spec === 'ws' && folder !== 'net') say('ws belongs to src/net/')
+        if (COMPRESSION_BACKENDS.includes(spec) && folder !== 'compress') say('compression backends belong to src/compress/')
         if ((spec === 'node:crypto' || spec.startsWith('@noble/')) && folder !== 'hash') say('hashing backends belong to src/hash/')
         if (CORE.includes(folder) && /^node:(fs|net|http|https|child_process|os|path)/.test(spec)) say('the core does no I/O')
         continue

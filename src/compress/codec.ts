@@ -1,6 +1,7 @@
-import { createRequire } from 'node:module'
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import { DsyncError } from '../errors.js'
+import { loadZstdBackends, type ZstdBackend } from './zstd-backend.js'
+import { frameContentSize } from './zstd-header.js'
 
 /**
  * How a literal frame's bytes are stored. The id travels in the delta format (protocol/DELTA.md),
@@ -9,28 +10,23 @@ import { DsyncError } from '../errors.js'
 export const CODEC = Object.freeze({ STORED: 0, ZSTD: 1, DEFLATE: 2 })
 export type CodecId = (typeof CODEC)[keyof typeof CODEC]
 
-/** Binding of zstd-napi we use: one-shot compress and decompress into caller-sized buffers. */
-interface ZstdBinding {
-  compress(dst: Uint8Array, src: Uint8Array, level: number): number
-  decompress(dst: Uint8Array, src: Uint8Array): number
-  compressBound(srcSize: number): number
-}
-
-function loadZstd(): ZstdBinding | null {
-  // zstd-napi is native (compiled at install); where it failed to build, literals fall back to
-  // deflate, and the codec id in each frame tells the reader which one was used.
-  try {
-    return createRequire(import.meta.url)('zstd-napi/binding.js') as ZstdBinding
-  } catch (err) {
-    if (err instanceof Error) return null
-    throw err
-  }
-}
-
-const ZSTD: ZstdBinding | null = loadZstd()
+/**
+ * The zstd used here: Node's own where the running Node has it (22.15+), else libzstd as
+ * WebAssembly from an npm package; both install with nothing to compile or download. Measured
+ * on this 2-core box (bench/compress.ts and bench/README.md; level 3, 1 MiB frames, 16 MiB,
+ * MB per CPU second, load 13-22): code-like text (ratio 4.06 for all) compress / decompress:
+ * node:zlib (Node 24) 122-173 / 438-628, wasm 65-100 / 134-488, the zstd-napi binding we used (it
+ * compiled at install) 171-194 / 734-1066; random data compress: node:zlib 618-1678, wasm 167-374,
+ * zstd-napi 708-1445. The wasm backend is about half as fast at compressing text: on Node 20
+ * a whole-file send of text runs ~100 MB/s per CPU second instead of ~190. Where neither loads
+ * (no WebAssembly), literals go out as deflate, and the codec id in each frame tells the reader.
+ */
+const ZSTD_BACKENDS: readonly ZstdBackend[] = await loadZstdBackends()
+const ZSTD: ZstdBackend | null = ZSTD_BACKENDS[0] ?? null
 
 /**
- * zstd level for literals. Measured here on 1 MiB frames (zstd-napi 0.0.13, loaded 2-core box):
+ * zstd level for literals. Measured here on 1 MiB frames (with zstd-napi 0.0.13, our backend then,
+ * and libzstd is the same library in every backend; loaded 2-core box):
  * 16 MiB of a synthetic server log: level 1 368 MB/s 7.3×, level 3 215 MB/s 6.9×, level 6
  * 72 MB/s 6.9×, level 9 42 MB/s 7.1×; 1.3 MB of source-like text: level 1 4.7×, level 3 5.1×,
  * level 6 5.1×. Level 3: the best ratio on code-like text before the speed falls off a cliff.
@@ -50,6 +46,11 @@ export function hasZstd(): boolean {
   return ZSTD !== null
 }
 
+/** The zstd backend in use (`node:zlib`, `wasm`), or null when literals use deflate. */
+export function zstdBackendName(): string | null {
+  return ZSTD?.name ?? null
+}
+
 /** One compressed frame: the codec used and the stored bytes. */
 export interface Frame {
   readonly codec: CodecId
@@ -64,8 +65,7 @@ export function compressFrame(raw: Uint8Array, opts: { level?: number; codec?: C
   const want = opts.codec ?? (ZSTD !== null ? CODEC.ZSTD : CODEC.DEFLATE)
   let packed: Uint8Array | null = null
   if (want === CODEC.ZSTD && ZSTD !== null) {
-    const dst = Buffer.allocUnsafe(ZSTD.compressBound(raw.length))
-    packed = dst.subarray(0, ZSTD.compress(dst, raw, opts.level ?? DEFAULT_LEVEL))
+    packed = ZSTD.compress(raw, opts.level ?? DEFAULT_LEVEL)
   } else if (want !== CODEC.STORED) {
     packed = deflateRawSync(raw, { level: 6 })
   }
@@ -88,16 +88,18 @@ export function decompressFrame(codec: number, data: Uint8Array, rawLength: numb
   }
   if (codec === CODEC.ZSTD) {
     if (ZSTD === null) {
-      throw new DsyncError('BAD_DATA', 'the delta uses zstd, which failed to load on this machine; reinstall dsync (npm rebuild zstd-napi)')
+      throw new DsyncError('BAD_DATA', 'the delta uses zstd, which cannot load on this machine (no WebAssembly?); run dsync on Node 22.15 or newer, or without --jitless')
     }
-    const out = new Uint8Array(rawLength)
-    let n = -1
+    const declared = frameContentSize(data)
+    if (declared === 'bad') bad('not a zstd frame')
+    if (declared !== 'unknown' && declared !== rawLength) bad(`zstd frame header says ${declared} bytes, declared ${rawLength}`)
+    let out: Uint8Array = new Uint8Array(0)
     try {
-      n = ZSTD.decompress(out, data)
+      out = ZSTD.decompress(data, rawLength)
     } catch (err) {
       bad('zstd cannot decode it', err)
     }
-    if (n !== rawLength) bad(`zstd frame decoded to ${n} bytes, declared ${rawLength}`)
+    if (out.length !== rawLength) bad(`zstd frame decoded to ${out.length} bytes, declared ${rawLength}`)
     return out
   }
   if (codec === CODEC.DEFLATE) {

@@ -15,7 +15,7 @@ export {
   keyBits,
   computeSignature,
 } from './signature.js'
-export { SIGNATURE_VERSION, encodeSignature, decodeSignature } from './signature-format.js'
+export { SIGNATURE_VERSION, MAX_SIGNATURE_BYTES, encodeSignature, decodeSignature } from './signature-format.js'
 export { DELTA_VERSION, MAX_FRAME_RAW } from './delta-format.js'
 export { type DeltaStats, encodeDelta } from './encode-delta.js'
 export { type SeedReader, type ByteSink, type ExpectedTarget, applyDelta } from './apply-delta.js'

@@ -8,6 +8,9 @@ export const SIGNATURE_MAGIC = Object.freeze([0x64, 0x73, 0x53])
 /** 2: strong keys are MurmurHash3 bits (block-hash.ts), not SHA-256 bits as in version 1.
  *  3: weak keys are the rolling hash's top bits, not fmix32's (rolling-hash.ts weakKey). */
 export const SIGNATURE_VERSION = 3
+
+/** No signature is this big: 2^53-byte seeds at the largest block take ~70 MiB of sums. */
+export const MAX_SIGNATURE_BYTES = 256 * 1024 * 1024
 /** Bytes of the check that ends a signature: the first 4 bytes of SHA-256 of all before it. */
 const CHECK_BYTES = 4
 

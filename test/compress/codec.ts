@@ -1,12 +1,13 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { CODEC, compressFrame, decompressFrame, hasZstd } from '../../src/compress/index.js'
+import { CODEC, compressFrame, decompressFrame, hasZstd, zstdBackendName } from '../../src/compress/index.js'
 import { randomBytes } from '../support/random.js'
 
 const text = new TextEncoder().encode('export function main(argv: string[]): number {\n  return 0\n}\n'.repeat(2000))
 
 t.test('zstd is loaded here (it is a dependency) and compresses text', async (t) => {
   t.ok(hasZstd())
+  t.ok(zstdBackendName() !== null)
   const f = compressFrame(text)
   t.equal(f.codec, CODEC.ZSTD)
   t.ok(f.data.length < text.length / 20, `${f.data.length} of ${text.length}`)
@@ -43,5 +44,7 @@ t.test('a frame that decodes to another size than declared, or garbage, is BAD_D
     t.throws(() => decompressFrame(f.codec, randomBytes(2, 100), 1000), { code: 'BAD_DATA' }, `${codec}: garbage`)
   }
   t.throws(() => decompressFrame(CODEC.STORED, new Uint8Array(5), 6), { code: 'BAD_DATA' })
+  const bomb = new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 0xc0, 0x58, 0, 0, 0, 0, 0, 1, 0, 0])
+  t.throws(() => decompressFrame(CODEC.ZSTD, bomb, 100), { code: 'BAD_DATA', message: /header says 1099511627776 bytes/ }, 'a frame that claims 1 TiB is refused before decoding')
   t.throws(() => decompressFrame(7, new Uint8Array(5), 5), { code: 'BAD_DATA', message: /unknown codec/ })
 })

@@ -1,13 +1,10 @@
 import type { Command } from 'commander'
-import { decodeSignature, encodeDelta, type DeltaStats } from '../../delta/index.js'
+import { decodeSignature, encodeDelta, MAX_SIGNATURE_BYTES, type DeltaStats } from '../../delta/index.js'
 import { DsyncError } from '../../errors.js'
 import { regularFileSize } from '../../fs/index.js'
 import type { CliContext } from '../context.js'
 import { argPath, blameFile, readArg, readSmallArg, STDIO_ARG, writeArg } from '../file-args.js'
 import { formatBytes, formatPercent } from '../options.js'
-
-/** No signature is this big: 2^53-byte seeds at the largest block take ~70 MiB of sums. */
-const MAX_SIGNATURE_BYTES = 256 * 1024 * 1024
 
 /** One line for --stats. */
 export function formatDeltaStats(s: DeltaStats): string {

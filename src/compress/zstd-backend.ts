@@ -1,0 +1,73 @@
+import * as zlib from 'node:zlib'
+
+/**
+ * One zstd implementation. Every backend writes and reads standard zstd frames (RFC 8878), so a
+ * frame from one decodes with any other, with the `zstd` tool, and with older dsync builds.
+ */
+export interface ZstdBackend {
+  /** For reports and benchmarks: `node:zlib` or `wasm`. */
+  readonly name: string
+  /** One frame holding all of `raw`, at zstd level `level`. */
+  compress(raw: Uint8Array, level: number): Uint8Array
+  /** Decodes `data` into at most `rawLength` bytes; throws (any error) on a bad frame or past that size. */
+  decompress(data: Uint8Array, rawLength: number): Uint8Array
+}
+
+/** The part of node:zlib we use where the running Node has zstd (22.15+ / 23.8+; not in @types/node 20). */
+interface NodeZlibZstd {
+  zstdCompressSync(raw: Uint8Array, opts: { params: Record<number, number> }): Uint8Array
+  zstdDecompressSync(data: Uint8Array, opts: { maxOutputLength: number; chunkSize: number }): Uint8Array
+  constants: { ZSTD_c_compressionLevel: number }
+}
+
+/** Node's own zstd (the libzstd built into Node), or null on a Node without it (Node 20). */
+export function nodeZstd(): ZstdBackend | null {
+  const z = zlib as unknown as Partial<NodeZlibZstd>
+  if (typeof z.zstdCompressSync !== 'function' || typeof z.zstdDecompressSync !== 'function' || z.constants === undefined) return null
+  const { zstdCompressSync, zstdDecompressSync } = z as NodeZlibZstd
+  const levelParam = z.constants.ZSTD_c_compressionLevel
+  return {
+    name: 'node:zlib',
+    compress: (raw, level) => zstdCompressSync(raw, { params: { [levelParam]: level } }),
+    // maxOutputLength: the decoder throws past the declared size instead of growing its output.
+    // chunkSize: one output buffer of the declared size rather than 16 KiB pieces joined at the end.
+    decompress: (data, rawLength) =>
+      zstdDecompressSync(data, { maxOutputLength: Math.max(1, rawLength), chunkSize: Math.max(64, rawLength) }),
+  }
+}
+
+/** The part of @bokuweb/zstd-wasm we use (libzstd compiled to WebAssembly, shipped in the npm package). */
+interface ZstdWasmModule {
+  init(): Promise<void>
+  compress(raw: Uint8Array, level: number): Uint8Array
+  decompress(data: Uint8Array, opts: { defaultHeapSize: number }): Uint8Array
+}
+
+/**
+ * libzstd as WebAssembly, for a Node without zstd of its own: nothing to compile or download at
+ * install, the same on every platform. Null where it cannot load (no WebAssembly, e.g. --jitless).
+ */
+export async function wasmZstd(): Promise<ZstdBackend | null> {
+  let m: ZstdWasmModule
+  try {
+    m = (await import('@bokuweb/zstd-wasm')) as unknown as ZstdWasmModule
+    await m.init()
+  } catch (err) {
+    // Policy: a zstd that cannot load means literals go out as deflate (codec 2); say nothing here.
+    if (err instanceof Error) return null
+    throw err
+  }
+  return {
+    name: 'wasm',
+    compress: (raw, level) => m.compress(raw, level),
+    // The module sizes its output by the frame's content size when the header has one (the
+    // caller has checked it equals rawLength), else by defaultHeapSize: never more than declared.
+    decompress: (data, rawLength) => m.decompress(data, { defaultHeapSize: Math.max(1, rawLength) }),
+  }
+}
+
+/** Every zstd backend that loads here, preferred first: Node's own, then WebAssembly. */
+export async function loadZstdBackends(): Promise<readonly ZstdBackend[]> {
+  const found = [nodeZstd(), await wasmZstd()]
+  return Object.freeze(found.filter((b): b is ZstdBackend => b !== null))
+}

@@ -3,8 +3,9 @@ import { join, posix } from 'node:path'
 import { fsError } from './fs-error.js'
 import { tempFileOwner } from './tree-entry.js'
 
-/** True while a process with this id exists (EPERM: it exists, owned by another user). */
-function processAlive(pid: number): boolean {
+/** True while a process with this id exists on this machine (EPERM: it exists, owned by
+ *  another user). What tells a dead writer's leftovers (temp files, a tree lock) from a live one's. */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true

@@ -10,21 +10,24 @@ export interface ChannelServerOptions extends ServerHandshakeOptions {
   /** Runs the authenticated session. Resolving closes it normally; a DsyncError rejection is
    *  sent to the peer as an `error` message with its code, logged, and closes it. */
   onSession(channel: Channel, session: Session): Promise<void>
-  /** Time allowed from the start to `welcome`; default `LIMITS.handshakeTimeoutMs`. */
-  readonly handshakeTimeoutMs?: number
+  /** Time allowed from the start to `welcome`; default `LIMITS.handshakeTimeoutMs`; null when
+   *  the transport keeps its own deadline (the WebSocket server's, from TCP accept). */
+  readonly handshakeTimeoutMs?: number | null
+  /** Called once the handshake has succeeded, before `onSession`. */
+  readonly onAuthenticated?: () => void
 }
 
 /**
  * Serves one session on an open channel: the handshake under the pre-auth frame limit and a
  * deadline, then `onSession`, then a normal close (or the error sent and a close). Resolves when
- * the session is over; never rejects. `dsync serve --stdio` runs it on its stdin/stdout; the
- * WebSocket server's `serveConnection` does the same steps inline today.
+ * the session is over; never rejects. `dsync serve --stdio` runs it on its stdin/stdout, the
+ * WebSocket server on each upgraded connection.
  */
 export async function serveChannel(channel: FrameChannel, opts: ChannelServerOptions, peer: string): Promise<void> {
   // Before auth the peer is a stranger: tiny frames only, and a deadline.
   channel.setFrameLimit(LIMITS.maxHandshakeFrameBytes)
-  const timeoutMs = opts.handshakeTimeoutMs ?? LIMITS.handshakeTimeoutMs
-  const timer = setTimeout(() => {
+  const timeoutMs = opts.handshakeTimeoutMs === undefined ? LIMITS.handshakeTimeoutMs : opts.handshakeTimeoutMs
+  const timer = timeoutMs === null ? undefined : setTimeout(() => {
     channel.fail(new DsyncError('NETWORK', `handshake not finished within ${timeoutMs} ms; closing`))
   }, timeoutMs)
   let session: Session
@@ -38,6 +41,7 @@ export async function serveChannel(channel: FrameChannel, opts: ChannelServerOpt
   } finally {
     clearTimeout(timer)
   }
+  opts.onAuthenticated?.()
   channel.setFrameLimit(Infinity)
   const what = `${session.role} ${session.subdir === '' ? '/' : session.subdir}`
   opts.log(`${peer} ${what}: session started`)

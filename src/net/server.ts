@@ -3,13 +3,14 @@ import { createServer as createHttpsServer } from 'node:https'
 import { isIP, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type ServerOptions as WsServerOptions, type WebSocket } from 'ws'
-import { DsyncError, isDsyncError } from '../errors.js'
+import { DsyncError } from '../errors.js'
 import { LIMITS } from '../../protocol/messages.js'
 import { Admission, DEFAULT_SERVER_LIMITS, type ServerLimits, type Slot } from './admission.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
 import { CLOSE_TIMEOUT_MS, WsChannel, type WithCloseTimeout } from './connection.js'
 import { DEFAULT_HEARTBEAT_MS } from './heartbeat.js'
-import { serverHandshake, type Session } from './handshake.js'
+import type { Session } from './handshake.js'
+import { serveChannel } from './serve-channel.js'
 import { refuseUpgrade, Stranger } from './stranger.js'
 
 export { type Session, SERVER_NAME } from './handshake.js'
@@ -185,7 +186,6 @@ async function serveConnection(
   stranger.channel = channel
   // Before auth the peer is a stranger: tiny frames only, and a deadline (Stranger).
   channel.setFrameLimit(LIMITS.maxHandshakeFrameBytes)
-  let session: Session
   let slot: Slot | undefined
   // Checked after the MAC, before `welcome`: only a peer that proved the token learns that the
   // server is full.
@@ -195,33 +195,23 @@ async function serveConnection(
     slot = s
   }
   try {
-    session = await serverHandshake(channel, { token: opts.token, ...(opts.versions && { versions: opts.versions }), admit }, peer)
-  } catch (err) {
-    slot?.release()
-    const e = asDsyncError(err)
-    opts.log(`${peer} refused: ${e.code}: ${e.message}`)
-    // The slot stays held until the socket has closed (at most the close timeout from now).
-    channel.fail(e)
-    return
-  }
-  stranger.done()
-  channel.setFrameLimit(Infinity)
-  const what = `${session.role} ${session.subdir === '' ? '/' : session.subdir}`
-  opts.log(`${peer} ${what}: session started`)
-  try {
-    await opts.onSession(channel, session)
-    channel.close(CLOSE.normal)
-    opts.log(`${peer} ${what}: session done (${channel.stats.bytesReceived} bytes in, ${channel.stats.bytesSent} out)`)
-  } catch (err) {
-    const e = asDsyncError(err)
-    opts.log(`${peer} ${what}: ${e.code}: ${e.message}`)
-    channel.fail(e)
+    await serveChannel(
+      channel,
+      {
+        token: opts.token,
+        ...(opts.versions && { versions: opts.versions }),
+        admit,
+        log: opts.log,
+        onSession: opts.onSession,
+        handshakeTimeoutMs: null, // the Stranger's deadline, from TCP accept
+        onAuthenticated: () => stranger.done(),
+      },
+      peer,
+    )
   } finally {
+    // The session slot goes when the session is over; a refused peer's connection slot stays
+    // held until its socket has closed (at most the close timeout from now): the Stranger's.
     slot?.release()
   }
 }
 
-function asDsyncError(err: unknown): DsyncError {
-  if (isDsyncError(err)) return err
-  return new DsyncError('INTERNAL', `internal server error: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
-}

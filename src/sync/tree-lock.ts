@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DsyncError } from '../errors.js'
-import { fsError } from '../fs/index.js'
+import { fsError, processAlive } from '../fs/index.js'
 import { digestBytes } from '../hash/index.js'
 
 /** Sessions of one process that may queue for a tree behind the running one: each waits
@@ -12,16 +12,6 @@ export const DEFAULT_MAX_WAITING_PER_TREE = 8
 
 /** How often a session waiting for another process's lock looks again. */
 const POLL_MS = 200
-
-/** True while a process with this id exists (EPERM: it exists, owned by another user). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 /**
  * One writing session at a time on a tree, whichever process runs it: `dsync serve` (many

@@ -21,8 +21,9 @@ const POLL_MS = 200
  * temp files of writers that are gone, which must not be another live session's.
  *
  * Across processes the lock is a file made with O_EXCL holding the owner's pid, outside the
- * tree (the OS temp dir, named by a hash of the tree's real path): nothing to sync, nothing left
- * in the tree by a dry run. A lock whose owner died (kill -9) is taken over.
+ * tree (a private folder of the user's in the OS temp dir, named by a hash of the tree's real
+ * path): nothing to sync, nothing left in the tree by a dry run. A lock whose owner died
+ * (kill -9) is taken over. Sessions of different users on one tree do not exclude each other.
  */
 export class TreeLock {
   #tail: Promise<void> = Promise.resolve()
@@ -78,8 +79,10 @@ export class TreeLock {
 
 async function lockFileFor(root: string): Promise<string> {
   const real = await realpath(root).catch(() => root)
-  const dir = join(tmpdir(), 'dsync-locks')
-  await mkdir(dir, { recursive: true, mode: 0o1777 })
+  // One folder per user, private: in a shared one (/tmp is every user's) another user could
+  // hold any tree's lock, or the first user's umask would lock the others out.
+  const dir = join(tmpdir(), `dsync-locks-${process.getuid?.() ?? 'user'}`)
+  await mkdir(dir, { recursive: true, mode: 0o700 })
   return join(dir, `${digestBytes(Buffer.from(real)).slice(0, 32)}.lock`)
 }
 

@@ -1,4 +1,4 @@
-import { DsyncError } from '../errors.js'
+import { DsyncError, isDsyncError } from '../errors.js'
 
 /** Turns an OS error on `path` into a DsyncError that says what to do. */
 export function fsError(err: unknown, path: string, doing: string): DsyncError {
@@ -15,4 +15,10 @@ export function fsError(err: unknown, path: string, doing: string): DsyncError {
   }
   const why = err instanceof Error ? err.message : String(err)
   return new DsyncError('IO', `${path}: cannot ${doing}: ${why}`, { path, cause: err })
+}
+
+/** An OS error from acting on `path` as a DsyncError that names it; anything else (a bug) as is. */
+export function asFileError(err: unknown, path: string, doing: string): unknown {
+  if (isDsyncError(err)) return err
+  return typeof (err as NodeJS.ErrnoException | undefined)?.syscall === 'string' ? fsError(err, path, doing) : err
 }

@@ -1,10 +1,10 @@
-import { link, lstat, mkdir, rename, rm, rmdir, statfs, symlink } from 'node:fs/promises'
+import { link, lstat, mkdir, rename, rm, statfs, symlink } from 'node:fs/promises'
 import { dirname, join, posix } from 'node:path'
 import { chunkList, cutterFor, type ChunkParams } from '../chunk/index.js'
 import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, MIN_MEASURABLE_CHUNKS, type SeedCandidate } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
-  fsError, openFileSource, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX, walkTree,
+  asFileError, fsError, openFileSource, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX,
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
@@ -13,7 +13,8 @@ import { metricByName, profile } from '../similarity/index.js'
 import { sampleChunks, scanTree, type FileRecord, type Store } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
-import { checkOverwrite, conflictCopyPath, isConflictCopy } from './conflict.js'
+import { checkOverwrite, conflictCopyPath } from './conflict.js'
+import { deleteExtras } from './delete-extras.js'
 import { Semaphore } from './limit.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
@@ -43,12 +44,6 @@ function sameMtime(a: number, b: number): boolean {
 function parentOf(path: string): string {
   const i = path.lastIndexOf('/')
   return i < 0 ? '' : path.slice(0, i)
-}
-
-/** An OS error from acting on `path` as a DsyncError that names it; anything else (a bug) as is. */
-function asFileError(err: unknown, path: string, doing: string): unknown {
-  if (isDsyncError(err)) return err
-  return typeof (err as NodeJS.ErrnoException | undefined)?.syscall === 'string' ? fsError(err, path, doing) : err
 }
 
 /** Candidate seeds looked at per file, beyond the file at the same path. */
@@ -701,69 +696,19 @@ class Receiver {
     this.#local.set(path, { path, kind: 'file', size: st.size, mtimeMs: st.mtimeMs, mode: rec.mode, record: rec })
   }
 
-  /**
-   * Why an extra file (one the sender does not have) must not be deleted, if so. --delete means
-   * "the sender deleted it": true only of a file that is, unchanged, what was last synced here.
-   * A file changed since, one never synced (created on this side), or a conflict copy (this
-   * side's own version of a past conflict) is kept and reported, unless --force.
-   */
-  #keepReason(e: TreeEntry & { record?: FileRecord }): string | undefined {
-    if (this.d.options.force || e.kind !== 'file') return undefined
-    if (isConflictCopy(e.path)) return 'a conflict copy (this side\'s version of a past conflict)'
-    const base = this.d.store.getBase(e.path)
-    if (base === undefined) return 'never synced from the sender (created on the receiver)'
-    if (e.record !== undefined && e.record.digest !== base) return 'changed on the receiver since the last sync'
-    return undefined
-  }
-
-  /** --delete: remove what the sender does not have, deepest first; never what would lose work
-   *  (#keepReason: reported as kept). */
-  async #deleteExtras(): Promise<void> {
-    // What the ignore rules exclude is never deleted, and the rules that count are the ones in
-    // the tree now: a .dsyncignore the sender just wrote applies to files already here.
-    const visible = new Set<string>()
-    for await (const e of walkTree(this.d.root, { exclude: this.d.options.exclude, signal: this.#signal, onError: () => undefined })) visible.add(e.path)
-    const extras = [...this.#local.values()]
-      .filter((e) => !this.#seen.has(e.path) && visible.has(e.path))
-      .sort((a, b) => (a.path < b.path ? 1 : -1))
-    for (const e of extras) {
-      try {
-        const why = this.#keepReason(e)
-        if (why !== undefined) {
-          this.#event({ path: e.path, action: 'kept', code: 'CHANGED_ON_RECEIVER', message: `${e.path}: ${why}; not deleted (use --force to delete it)` })
-          continue
-        }
-        if (!this.d.options.dryRun) {
-          const abs = await resolveInside(this.d.root, e.path, { allowFinalSymlink: true })
-          if (e.kind === 'dir') {
-            try {
-              await rmdir(abs)
-            } catch (err) {
-              if ((err as NodeJS.ErrnoException).code === 'ENOTEMPTY') continue // holds kept files
-              throw err
-            }
-          } else await rm(abs, { force: true })
-          if (e.kind === 'file') {
-            await this.d.store.delete(e.path)
-            await this.d.store.deleteBase(e.path)
-          }
-        }
-        this.#local.delete(e.path)
-        this.#knownDirs.delete(e.path)
-        this.#event({ path: e.path, action: 'deleted' })
-      } catch (err) {
-        this.#fail(e.path, asFileError(err, e.path, 'delete it'))
-      }
-    }
-  }
-
   /** When the list is complete and every file is settled: --delete (only now: a file about to
    *  go may be the seed of a renamed one), directory times, then `done`. */
   #maybeFinish(): void {
     if (this.#finished || !this.#listDone || this.#transfers.size > 0) return
     this.#finished = true
     this.#scope.spawn(async () => {
-      if (this.d.options.delete) await this.#deleteExtras()
+      if (this.d.options.delete) {
+        await deleteExtras({
+          root: this.d.root, store: this.d.store, options: this.d.options, signal: this.#signal,
+          local: this.#local, seen: this.#seen, knownDirs: this.#knownDirs,
+          event: (e) => this.#event(e), fail: (path, err) => this.#fail(path, err),
+        })
+      }
       // The renames become durable before the sender hears `done`.
       for (const dir of this.#dirty) await syncDirectory(dir)
       if (!this.d.options.dryRun) {

@@ -1,0 +1,82 @@
+import { rm, rmdir } from 'node:fs/promises'
+import { asFileError, resolveInside, walkTree, type TreeEntry } from '../fs/index.js'
+import type { SessionOptions } from '../net/index.js'
+import type { FileRecord, Store } from '../store/index.js'
+import { isConflictCopy } from './conflict.js'
+import type { FileEvent } from './report.js'
+
+/** A file of the receiver's tree as the session knows it (scan, then what it wrote). */
+export type LocalEntry = TreeEntry & { record?: FileRecord }
+
+/** What --delete works on: the receiver's tree and view of it, and how to report. */
+export interface DeleteContext {
+  readonly root: string
+  readonly store: Store
+  readonly options: SessionOptions
+  readonly signal: AbortSignal
+  /** the receiver's entries: deleted ones are removed from it */
+  readonly local: Map<string, LocalEntry>
+  /** paths the sender listed */
+  readonly seen: ReadonlySet<string>
+  /** directories known to be real: deleted ones are removed from it */
+  readonly knownDirs: Set<string>
+  event(e: FileEvent): void
+  /** a per-file failure: reported, the rest goes on */
+  fail(path: string, err: unknown): void
+}
+
+/**
+ * Why an extra file (one the sender does not have) must not be deleted, if so. --delete means
+ * "the sender deleted it": true only of a file that is, unchanged, what was last synced here.
+ * A file changed since, one never synced (created on this side), or a conflict copy (this
+ * side's own version of a past conflict) is kept and reported, unless --force.
+ */
+export function keepReason(e: LocalEntry, store: Store, force: boolean): string | undefined {
+  if (force || e.kind !== 'file') return undefined
+  if (isConflictCopy(e.path)) return "a conflict copy (this side's version of a past conflict)"
+  const base = store.getBase(e.path)
+  if (base === undefined) return 'never synced from the sender (created on the receiver)'
+  if (e.record !== undefined && e.record.digest !== base) return 'changed on the receiver since the last sync'
+  return undefined
+}
+
+/** --delete: removes what the sender does not have, deepest first; never what would lose work
+ *  (keepReason: reported as kept). Run after the transfers: a file about to go may have been
+ *  the seed of a renamed one. */
+export async function deleteExtras(c: DeleteContext): Promise<void> {
+  // What the ignore rules exclude is never deleted, and the rules that count are the ones in
+  // the tree now: a .dsyncignore the sender just wrote applies to files already here.
+  // Policy for entries the walk cannot read: not visible, so not deleted.
+  const visible = new Set<string>()
+  for await (const e of walkTree(c.root, { exclude: c.options.exclude, signal: c.signal, onError: () => undefined })) visible.add(e.path)
+  const extras = [...c.local.values()].filter((e) => !c.seen.has(e.path) && visible.has(e.path)).sort((a, b) => (a.path < b.path ? 1 : -1))
+  for (const e of extras) {
+    try {
+      const why = keepReason(e, c.store, c.options.force)
+      if (why !== undefined) {
+        c.event({ path: e.path, action: 'kept', code: 'CHANGED_ON_RECEIVER', message: `${e.path}: ${why}; not deleted (use --force to delete it)` })
+        continue
+      }
+      if (!c.options.dryRun) {
+        const abs = await resolveInside(c.root, e.path, { allowFinalSymlink: true })
+        if (e.kind === 'dir') {
+          try {
+            await rmdir(abs)
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === 'ENOTEMPTY') continue // holds kept files
+            throw err
+          }
+        } else await rm(abs, { force: true })
+        if (e.kind === 'file') {
+          await c.store.delete(e.path)
+          await c.store.deleteBase(e.path)
+        }
+      }
+      c.local.delete(e.path)
+      c.knownDirs.delete(e.path)
+      c.event({ path: e.path, action: 'deleted' })
+    } catch (err) {
+      c.fail(e.path, asFileError(err, e.path, 'delete it'))
+    }
+  }
+}

@@ -1,4 +1,5 @@
 import { DsyncError } from '../errors.js'
+import { abortError } from './session-scope.js'
 
 /**
  * A bounded queue of byte buffers between the message pump (producer) and one file's writer
@@ -86,11 +87,4 @@ export class ByteQueue implements AsyncIterable<Uint8Array> {
       this.close()
     }
   }
-}
-
-/** The DsyncError an aborted session's signal stands for. */
-export function abortError(signal: AbortSignal): DsyncError {
-  const r: unknown = signal.reason
-  if (r instanceof DsyncError) return r
-  return new DsyncError('ABORTED', 'the session was cancelled', { cause: r })
 }

@@ -1,4 +1,4 @@
-import { abortError } from './byte-queue.js'
+import { abortError } from './session-scope.js'
 
 /**
  * A counting semaphore: at most `n` holders at once, the others wait in arrival order. Used to

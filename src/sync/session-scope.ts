@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { abortError } from './byte-queue.js'
 
 /** Listeners a session's signal may have at once without Node warning of a leak. */
 const SESSION_MAX_LISTENERS = 64
@@ -81,4 +80,11 @@ export class SessionScope {
 export function sessionError(err: unknown, role: string): DsyncError {
   if (isDsyncError(err)) return err
   return new DsyncError('INTERNAL', `the ${role} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+}
+
+/** The DsyncError an aborted session's signal stands for. */
+export function abortError(signal: AbortSignal): DsyncError {
+  const r: unknown = signal.reason
+  if (r instanceof DsyncError) return r
+  return new DsyncError('ABORTED', 'the session was cancelled', { cause: r })
 }

@@ -18,25 +18,13 @@ import type { WebSocket } from 'ws'
 import { digestBytes } from '../src/hash/index.js'
 import { connect, encode, type Channel, type FileEntry, type Message, type SessionOptions } from '../src/net/index.js'
 import { pull, push, serve, type SyncServer } from '../src/sync/index.js'
-import { seededBytes, MiB } from './support/data.js'
+import { seededBytes, MiB, xorshift32 } from './support/data.js'
 import { flag, spawnDsync } from './support/procs.js'
 import { printEnvironment, printTable, type Cell } from './support/table.js'
 
 const TOKEN = 'chaos-bench-token-0123456789'
 const NEXT_PUSH_MS = 10_000
 const OPTIONS: SessionOptions = { dryRun: false, delete: false, checksum: false, threshold: 0.5, metric: 'dice', force: false, exclude: [] }
-
-/** xorshift32: the bench's only source of randomness. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1
-  return () => {
-    s ^= s << 13
-    s ^= s >>> 17
-    s ^= s << 5
-    s >>>= 0
-    return s / 2 ** 32
-  }
-}
 
 type Kind = 'kill push' | 'kill pull' | 'fuzz frames' | 'hostile paths'
 interface Counts { tried: number; stuck: number; torn: number; outside: number; leftovers: number }
@@ -161,7 +149,8 @@ export async function run(): Promise<void> {
   const argv = process.argv.slice(2)
   const kills = Number(flag(argv, 'kills') ?? 40)
   const seed = Number(flag(argv, 'seed') ?? 1)
-  const r = rng(seed)
+  const next = xorshift32(seed)
+  const r = (): number => next() / 2 ** 32
   printEnvironment()
   const dir = await mkdtemp(join(tmpdir(), 'dsync-bench-chaos-'))
   const home = join(dir, 'home')

@@ -25,23 +25,12 @@ import {
   type WeightedChunk,
 } from '../src/similarity/index.js'
 import type { Chunk } from '../src/types.js'
-import { inPieces, KiB, MiB, seededBytes } from './support/data.js'
+import { inPieces, KiB, MiB, seededBytes, xorshift32 as rng } from './support/data.js'
 import { printEnvironment, printTable, type Cell } from './support/table.js'
 import { time } from './support/timing.js'
 
 /** Chunks of a 1 GiB file at the default avg 8 KiB. */
 const LIST_LENGTH = 131072
-
-/** A seeded xorshift32 stream of uint32s. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1
-  return () => {
-    s ^= s << 13
-    s ^= s >>> 17
-    s ^= s << 5
-    return (s >>>= 0)
-  }
-}
 
 /** A distinct fingerprint per id (hash of its 4 bytes). */
 function fpOf(id: number): Fingerprint {

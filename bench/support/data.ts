@@ -3,6 +3,17 @@ import { randomBytes } from '../../test/support/random.js'
 /** Seeded pseudo-random bytes: the same on every run and machine (test/support/random.ts). */
 export const seededBytes: (seed: number, n: number) => Uint8Array = randomBytes
 
+/** A seeded xorshift32 stream of uint32s: the benches' one source of chosen-at-random numbers. */
+export function xorshift32(seed: number): () => number {
+  let s = seed >>> 0 || 1
+  return () => {
+    s ^= s << 13
+    s ^= s >>> 17
+    s ^= s << 5
+    return (s >>>= 0)
+  }
+}
+
 export const KiB = 1024
 export const MiB = 1024 * KiB
 export const GiB = 1024 * MiB

@@ -44,7 +44,7 @@ const MAX_CANDIDATES = 16
  */
 export function encodeDelta(
   sig: Signature,
-  target: AsyncIterable<Uint8Array>,
+  target: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   opts: { signal?: AbortSignal } = {},
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined

@@ -1,4 +1,4 @@
-import { constants as fsConstants } from 'node:fs'
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, type Stats } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { DsyncError } from '../errors.js'
 import { fsError } from './fs-error.js'
@@ -25,33 +25,75 @@ export interface OpenRegularOptions {
  * Throws DsyncError NOT_FOUND, NOT_A_FILE, UNSAFE_PATH (a symlink, with noFollow) or IO.
  */
 export async function openRegular(path: string, opts: OpenRegularOptions = {}): Promise<FileHandle> {
-  const flags =
-    fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | (opts.noFollow ? fsConstants.O_NOFOLLOW : 0) | (opts.directory ? fsConstants.O_DIRECTORY : 0)
   let fh: FileHandle
   try {
-    fh = await open(path, flags)
+    fh = await open(path, openFlags(opts))
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code === 'ELOOP' && opts.noFollow) {
-      throw new DsyncError('UNSAFE_PATH', `${path}: is a symlink; dsync does not follow it here`, { path, cause: err })
-    }
-    if (code === 'ENOTDIR' && opts.directory) {
-      throw new DsyncError('NOT_A_FILE', `${path}: is not a directory`, { path, cause: err })
-    }
-    throw fsError(err, path, 'open it')
+    throw openError(err, path, opts)
   }
   try {
-    const st = await fh.stat()
-    const ok = opts.directory ? st.isDirectory() : st.isFile()
-    if (!ok) {
-      const what = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device or special file'
-      throw new DsyncError('NOT_A_FILE', `${path}: is ${what}, expected ${opts.directory ? 'a directory' : 'a regular file'}`, { path })
-    }
+    checkKind(await fh.stat(), path, opts)
     return fh
   } catch (err) {
     await fh.close()
     throw err instanceof DsyncError ? err : fsError(err, path, 'read its metadata')
   }
+}
+
+/**
+ * Reads the regular file at `path` whole, expecting `size` bytes, with the checks of
+ * openRegular; undefined when it holds more (it grew: the caller streams it instead).
+ * Synchronous, for small files: an open, an fstat, a read or two and a close through libuv's
+ * thread pool cost more than the system calls themselves. Sending 5,000 files of 0.1–4 KiB,
+ * the sender's CPU was ~2.4 ms per file with async opens and reads, each file read twice.
+ * Blocks the event loop for a few microseconds per KiB from the page cache; the callers keep
+ * it to small files.
+ */
+export function readSmallRegularSync(path: string, size: number, opts: OpenRegularOptions = {}): Uint8Array | undefined {
+  let fd: number
+  try {
+    fd = openSync(path, openFlags(opts))
+  } catch (err) {
+    throw openError(err, path, opts)
+  }
+  try {
+    checkKind(fstatSync(fd), path, opts)
+    const buf = new Uint8Array(size + 1)
+    let n = 0
+    for (;;) {
+      const got = readSync(fd, buf, n, buf.length - n, null)
+      if (got === 0) return buf.subarray(0, n)
+      n += got
+      if (n > size) return undefined
+    }
+  } catch (err) {
+    throw err instanceof DsyncError ? err : fsError(err, path, 'read it')
+  } finally {
+    closeSync(fd)
+  }
+}
+
+function openFlags(opts: OpenRegularOptions): number {
+  return fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | (opts.noFollow ? fsConstants.O_NOFOLLOW : 0) | (opts.directory ? fsConstants.O_DIRECTORY : 0)
+}
+
+function checkKind(st: Stats, path: string, opts: OpenRegularOptions): void {
+  const ok = opts.directory ? st.isDirectory() : st.isFile()
+  if (!ok) {
+    const what = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device or special file'
+    throw new DsyncError('NOT_A_FILE', `${path}: is ${what}, expected ${opts.directory ? 'a directory' : 'a regular file'}`, { path })
+  }
+}
+
+function openError(err: unknown, path: string, opts: OpenRegularOptions): DsyncError {
+  const code = (err as NodeJS.ErrnoException).code
+  if (code === 'ELOOP' && opts.noFollow) {
+    return new DsyncError('UNSAFE_PATH', `${path}: is a symlink; dsync does not follow it here`, { path, cause: err })
+  }
+  if (code === 'ENOTDIR' && opts.directory) {
+    return new DsyncError('NOT_A_FILE', `${path}: is not a directory`, { path, cause: err })
+  }
+  return fsError(err, path, 'open it')
 }
 
 /**

@@ -54,6 +54,27 @@ export function encodeRecord(rec: FileRecord, id: number, racy: boolean): Buffer
   return buf
 }
 
+/** What a record says of its file without its chunk list: what the quick check compares. */
+export interface RecordMeta {
+  readonly size: number
+  readonly mtimeMs: number
+  readonly mode: number
+  readonly digest: FileDigest
+  readonly racy: boolean
+}
+
+/**
+ * The header of what encodeRecord wrote, without decoding the chunk list: a scan compares every
+ * file of the tree with its record, and a 1 GiB file's list is 131,072 chunks.
+ */
+export function decodeRecordMeta(path: string, buf: Uint8Array): RecordMeta {
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)
+  ensureData(b.length >= HEADER_BYTES && b.readUInt8(0) === FORMAT, `state store: record of ${path} has an unknown format`)
+  const digest = parseFileDigest(b.toString('hex', 28, 28 + DIGEST_BYTES))
+  ensureData(digest !== undefined, `state store: record of ${path} has a bad digest`)
+  return { size: b.readDoubleLE(8), mtimeMs: b.readDoubleLE(16), mode: b.readUInt32LE(4), digest, racy: (b.readUInt8(1) & FLAG_RACY) !== 0 }
+}
+
 /** Unpacks what encodeRecord wrote. Throws BAD_DATA on bytes it did not write. */
 export function decodeRecord(path: string, buf: Uint8Array): StoredRecord {
   const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)

@@ -1,10 +1,7 @@
-import { lstat } from 'node:fs/promises'
-import { join } from 'node:path'
-import { type ChunkParams, type Cutter, chunkBytes, cutterFor } from '../chunk/index.js'
-import { DsyncError, isDsyncError } from '../errors.js'
-import { digestBytes } from '../hash/index.js'
-import type { ChunkedFile } from '../types.js'
-import { chunkPath, fsError, openRegular, type TreeEntry, walkTree } from '../fs/index.js'
+import { type ChunkParams, cutterFor } from '../chunk/index.js'
+import type { DsyncError } from '../errors.js'
+import { type TreeEntry, walkTree } from '../fs/index.js'
+import { readRecord, type ReadResult } from './read-record.js'
 import type { FileRecord } from './record-codec.js'
 import type { Store } from './state-store.js'
 
@@ -18,16 +15,6 @@ export interface ScanResult {
   readonly filesRead: number
   readonly bytesRead: number
 }
-
-/**
- * How close to the moment of reading an mtime must be for the record to be "racy" (re-read next
- * scan): a file edited again within the same timestamp tick keeps its mtime (and maybe its size),
- * and the quick check would miss the edit. Linux stamps files from a coarse clock (1–10 ms per
- * tick); 20 ms covers it. Filesystems with whole-second mtimes (FAT, HFS+, some network mounts)
- * need 2 s: an mtime on a whole second is taken as one of those.
- */
-const RACY_WINDOW_MS = 20
-const RACY_WINDOW_COARSE_MS = 2000
 
 /**
  * Files read at once. Reads of small files are mostly waits on libuv's thread pool; a few in
@@ -48,11 +35,6 @@ const PUT_BATCH = 512
 function awaitedLater<T>(p: Promise<T>): Promise<T> {
   p.catch(() => undefined)
   return p
-}
-
-function isRacy(mtimeMs: number, readAtMs: number): boolean {
-  const window = mtimeMs % 1000 === 0 ? RACY_WINDOW_COARSE_MS : RACY_WINDOW_MS
-  return readAtMs - mtimeMs < window
 }
 
 /**
@@ -127,7 +109,7 @@ export async function scanTree(
         }
         entries.push({ ...entry, record })
       } else {
-        reads.push({ slot: entries.length, entry, read: awaitedLater(readFile(root, entry, cutter, opts)) })
+        reads.push({ slot: entries.length, entry, read: awaitedLater(readRecord(root, entry, { ...opts, cutter })) })
         entries.push(entry) // replaced by the entry with its record when the read finishes
         if (reads.length >= READS_IN_FLIGHT) await finishOldestRead()
       }
@@ -145,80 +127,3 @@ export async function scanTree(
   return { entries: entries.filter((e) => e.kind !== 'file' || ('record' in e && e.record !== undefined)), filesRead, bytesRead }
 }
 
-/**
- * Files up to this size are read whole into a buffer of their size and chunked in memory:
- * chunkPath's streaming engine allocates a 1 MiB read buffer and a 4 MiB working buffer per
- * file, and for 2,000 files of 200 B that zeroing and its garbage collection took 7.6 ms per
- * file against ~0.3 ms this way (node --cpu-prof: 4.4 s GC, 2.6 s buffer setup). Memory stays
- * bounded: at most this many bytes per file in flight, the same as the streaming read buffer.
- */
-const SMALL_FILE_BYTES = 1024 * 1024
-
-/** Reads a file expected to hold `size` bytes whole; undefined when it has grown past that
- *  (the caller then streams it). One byte of slack detects the growth. */
-async function readSmall(abs: string, size: number): Promise<Uint8Array | undefined> {
-  const fh = await openRegular(abs, { noFollow: true })
-  try {
-    const buf = new Uint8Array(size + 1)
-    let n = 0
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, n, buf.length - n, null)
-      if (bytesRead === 0) return buf.subarray(0, n)
-      n += bytesRead
-      if (n > size) return undefined
-    }
-  } finally {
-    await fh.close()
-  }
-}
-
-/** Chunks one file (in memory when small, streaming otherwise). */
-async function chunkOne(
-  abs: string,
-  entry: TreeEntry,
-  params: ChunkParams,
-  cutter: Cutter,
-  signal: AbortSignal | undefined,
-): Promise<ChunkedFile> {
-  if (entry.size <= SMALL_FILE_BYTES) {
-    if (signal?.aborted) throw new DsyncError('ABORTED', `${entry.path}: scan cancelled`, { path: entry.path })
-    let data: Uint8Array | undefined
-    try {
-      data = await readSmall(abs, entry.size)
-    } catch (err) {
-      throw fsError(err, entry.path, 'read it')
-    }
-    if (data !== undefined) return { size: data.length, digest: digestBytes(data), chunks: chunkBytes(data, cutter) }
-  }
-  return chunkPath(abs, params, { noFollow: true, ...(signal && { signal }) })
-}
-
-interface ReadResult {
-  readonly record: FileRecord
-  readonly racy: boolean
-}
-
-/** Chunks one file; the record is racy when the file changed while being read or just before. */
-async function readFile(
-  root: string,
-  entry: TreeEntry,
-  cutter: Cutter,
-  opts: { params: ChunkParams; signal?: AbortSignal; onError?: (err: DsyncError) => void },
-): Promise<ReadResult | undefined> {
-  const abs = join(root, entry.path)
-  const readAtMs = Date.now()
-  try {
-    const chunked = await chunkOne(abs, entry, opts.params, cutter, opts.signal)
-    const after = await lstat(abs)
-    const changed = after.size !== chunked.size || after.mtimeMs !== entry.mtimeMs
-    const record: FileRecord = { path: entry.path, mtimeMs: entry.mtimeMs, mode: entry.mode, ...chunked }
-    return { record, racy: changed || isRacy(entry.mtimeMs, readAtMs) }
-  } catch (err) {
-    const e = isDsyncError(err) ? err : fsError(err, entry.path, 'read it')
-    // Vanished between the walk and the read: no longer part of the tree.
-    if (e.code === 'NOT_FOUND') return undefined
-    if (e.code === 'ABORTED' || opts.onError === undefined) throw e
-    opts.onError(e)
-    return undefined
-  }
-}

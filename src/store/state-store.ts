@@ -4,11 +4,12 @@ import { open, type Database, type RootDatabase } from 'lmdb'
 import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
-import { digestBytes, parseFileDigest } from '../hash/index.js'
+import { digestBytes } from '../hash/index.js'
 import type { Chunk, FileDigest, Fingerprint } from '../types.js'
 import { type Candidate, rankCandidates } from './candidates.js'
-import { ContentIndex, digestKey } from './content-index.js'
-import { type FileRecord, type StoredRecord, decodeRecord, encodeRecord } from './record-codec.js'
+import { ContentIndex } from './content-index.js'
+import { type FileRecord, type RecordMeta, type StoredRecord, decodeRecord, decodeRecordMeta, encodeRecord } from './record-codec.js'
+import { decodeBase, encodeBase, type SyncBase } from './sync-base.js'
 
 /** File of the lmdb environment inside `<root>/.dsync/` (lmdb adds `state.mdb-lock` beside it). */
 export const STORE_FILE_NAME = 'state.mdb'
@@ -169,7 +170,7 @@ export class Store {
         this.#index.add(id, rec.digest, rec.chunks)
       }
       this.#records.put(key, encodeRecord(rec, id, opts.racy === true))
-      if (opts.base === true) this.#bases.put(key, digestKey(rec.digest))
+      if (opts.base === true) this.#bases.put(key, encodeBase({ digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs }))
     })
   }
 
@@ -186,16 +187,23 @@ export class Store {
     })
   }
 
-  /** Digest this root last synced for `path` (set after a file is received or sent): conflict detection. */
-  getBase(path: string): FileDigest | undefined {
-    const buf = this.#bases.get(pathKey(path))
-    return buf === undefined ? undefined : parseFileDigest(Buffer.from(buf).toString('hex'))
+  /** The record of `path` without its chunk list (the quick check's view), or undefined. */
+  lookupMeta(path: string): RecordMeta | undefined {
+    const buf = this.#records.get(pathKey(path))
+    return buf === undefined ? undefined : decodeRecordMeta(path, buf)
   }
 
-  async setBase(path: string, digest: FileDigest): Promise<void> {
+  /** What this root last synced at `path` (set when a file is received, or found the same as
+   *  the sender's): conflict detection and --delete. */
+  getBase(path: string): SyncBase | undefined {
+    const buf = this.#bases.get(pathKey(path))
+    return buf === undefined ? undefined : decodeBase(path, buf)
+  }
+
+  async setBase(path: string, base: SyncBase): Promise<void> {
     checkRelPath(path)
     return this.#write('base', path, () => {
-      this.#bases.put(pathKey(path), digestKey(digest))
+      this.#bases.put(pathKey(path), encodeBase(base))
     })
   }
 

@@ -1,5 +1,5 @@
 import { posix } from 'node:path'
-import type { FileDigest } from '../types.js'
+import { isBase, type FileVersion, type SyncBase } from '../store/index.js'
 
 /** What the receiver does with an incoming version of a file it already has, different. */
 export type OverwriteVerdict =
@@ -15,17 +15,15 @@ export type OverwriteVerdict =
  * newer copy is never lost: it becomes a conflict copy. `force` always writes.
  */
 export function checkOverwrite(f: {
-  readonly current: FileDigest
-  readonly currentMtimeMs: number
-  readonly incoming: FileDigest
-  readonly incomingMtimeMs: number
-  readonly base: FileDigest | undefined
+  readonly current: FileVersion
+  readonly incoming: FileVersion
+  readonly base: SyncBase | undefined
   readonly force: boolean
 }): OverwriteVerdict {
   if (f.force) return 'write'
-  if (f.base === undefined) return f.currentMtimeMs > f.incomingMtimeMs ? 'conflict' : 'write'
-  if (f.current === f.base) return 'write'
-  return f.incoming === f.base ? 'kept' : 'conflict'
+  if (f.base === undefined) return f.current.mtimeMs > f.incoming.mtimeMs ? 'conflict' : 'write'
+  if (isBase(f.current, f.base)) return 'write'
+  return isBase(f.incoming, f.base) ? 'kept' : 'conflict'
 }
 
 /** The name a conflict copy gets, beside the file: `notes/plan.dsync-conflict-20261121-143000.txt`. */

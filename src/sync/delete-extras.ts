@@ -1,12 +1,10 @@
 import { rm, rmdir } from 'node:fs/promises'
 import { asFileError, resolveInside, walkTree, type TreeEntry } from '../fs/index.js'
 import type { SessionOptions } from '../net/index.js'
-import type { FileRecord, Store } from '../store/index.js'
+import { isBase, type Store } from '../store/index.js'
 import { isConflictCopy } from './conflict.js'
+import type { LocalFiles } from './local-files.js'
 import type { FileEvent } from './report.js'
-
-/** A file of the receiver's tree as the session knows it (scan, then what it wrote). */
-export type LocalEntry = TreeEntry & { record?: FileRecord }
 
 /** What --delete works on: the receiver's tree and view of it, and how to report. */
 export interface DeleteContext {
@@ -14,8 +12,8 @@ export interface DeleteContext {
   readonly store: Store
   readonly options: SessionOptions
   readonly signal: AbortSignal
-  /** the receiver's entries: deleted ones are removed from it */
-  readonly local: Map<string, LocalEntry>
+  /** the receiver's tree: deleted entries are removed from it */
+  readonly files: LocalFiles
   /** paths the sender listed */
   readonly seen: ReadonlySet<string>
   /** directories known to be real: deleted ones are removed from it */
@@ -31,12 +29,14 @@ export interface DeleteContext {
  * A file changed since, one never synced (created on this side), or a conflict copy (this
  * side's own version of a past conflict) is kept and reported, unless --force.
  */
-export function keepReason(e: LocalEntry, store: Store, force: boolean): string | undefined {
+export async function keepReason(e: TreeEntry, files: LocalFiles, store: Store, force: boolean): Promise<string | undefined> {
   if (force || e.kind !== 'file') return undefined
   if (isConflictCopy(e.path)) return "a conflict copy (this side's version of a past conflict)"
   const base = store.getBase(e.path)
   if (base === undefined) return 'never synced from the sender (created on the receiver)'
-  if (e.record !== undefined && e.record.digest !== base) return 'changed on the receiver since the last sync'
+  // By content when the base has a digest (the file is read if need be), else by size and mtime.
+  const digest = base.digest === undefined ? undefined : (await files.record(e.path))?.digest
+  if (!isBase({ size: e.size, mtimeMs: e.mtimeMs, ...(digest !== undefined && { digest }) }, base)) return 'changed on the receiver since the last sync'
   return undefined
 }
 
@@ -49,10 +49,10 @@ export async function deleteExtras(c: DeleteContext): Promise<void> {
   // Policy for entries the walk cannot read: not visible, so not deleted.
   const visible = new Set<string>()
   for await (const e of walkTree(c.root, { exclude: c.options.exclude, signal: c.signal, onError: () => undefined })) visible.add(e.path)
-  const extras = [...c.local.values()].filter((e) => !c.seen.has(e.path) && visible.has(e.path)).sort((a, b) => (a.path < b.path ? 1 : -1))
+  const extras = [...c.files.entries()].filter((e) => !c.seen.has(e.path) && visible.has(e.path)).sort((a, b) => (a.path < b.path ? 1 : -1))
   for (const e of extras) {
     try {
-      const why = keepReason(e, c.store, c.options.force)
+      const why = await keepReason(e, c.files, c.store, c.options.force)
       if (why !== undefined) {
         c.event({ path: e.path, action: 'kept', code: 'CHANGED_ON_RECEIVER', message: `${e.path}: ${why}; not deleted (use --force to delete it)` })
         continue
@@ -72,7 +72,7 @@ export async function deleteExtras(c: DeleteContext): Promise<void> {
           await c.store.deleteBase(e.path)
         }
       }
-      c.local.delete(e.path)
+      c.files.delete(e.path)
       c.knownDirs.delete(e.path)
       c.event({ path: e.path, action: 'deleted' })
     } catch (err) {

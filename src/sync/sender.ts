@@ -1,9 +1,11 @@
 import type { ChunkParams } from '../chunk/index.js'
 import { decodeSignature, EMPTY_SIGNATURE, encodeDelta, type DeltaStats } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { chunkPath, openFileSource, resolveInside } from '../fs/index.js'
+import { lstatSync } from 'node:fs'
+import { openFileSource, resolveInside } from '../fs/index.js'
 import { LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
-import { sampleChunks, scanTree, type FileRecord, type Store } from '../store/index.js'
+import { sampleChunks, type FileRecord, type Store } from '../store/index.js'
+import { LocalFiles } from './local-files.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
@@ -36,6 +38,9 @@ const LIST_BATCH = 1000
  */
 const SAMPLE_ABOVE_CHUNKS = 256
 
+/** `want`s answered at once (each may be reading its file); more wait in the socket. */
+const MAX_ANSWERING = 64
+
 /** Largest `data` payload (protocol limit 1 MiB). */
 const DATA_FRAME = 1024 * 1024
 
@@ -58,31 +63,39 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     d.report.add({ path: err.path ?? '', action: 'error', code: err.code, message: err.message })
     out.post({ t: 'notice', message: err.message, code: err.code, ...(err.path !== undefined && { path: err.path }) })
   }
-  const scan = await scanTree(d.root, d.store, {
-    params: d.params, exclude: d.options.exclude, checksum: d.options.checksum, signal, onError: skipped,
+  // The walk alone: a file is read when the receiver asks for it (or, with --checksum, all are).
+  const files = await LocalFiles.scan(d.root, d.store, {
+    params: d.params, exclude: d.options.exclude, checksum: d.options.checksum, keepContent: !d.options.checksum, signal, onError: skipped,
   })
-  d.report.countScan(scan.filesRead)
-  const records = new Map<string, FileRecord>()
+  const digests = new Map<string, FileRecord['digest']>()
+  if (d.options.checksum) {
+    await Promise.all([...files.entries()].filter((e) => e.kind === 'file').map(async (e) => {
+      const rec = await files.record(e.path)
+      if (rec !== undefined) digests.set(e.path, rec.digest)
+    }))
+  }
   const entries: FileEntry[] = []
-  for (const e of scan.entries) {
+  for (const e of files.entries()) {
     if (e.kind === 'file') {
-      if (e.record === undefined) continue // vanished or unreadable during the scan
-      records.set(e.path, e.record)
-      d.report.countFile(e.record.size)
+      if (d.options.checksum && !digests.has(e.path)) continue // vanished or unreadable
+      d.report.countFile(e.size)
     }
     entries.push({
       path: e.path,
       kind: e.kind,
-      size: e.kind === 'file' ? e.record!.size : 0,
-      mtimeMs: e.kind === 'file' ? e.record!.mtimeMs : e.mtimeMs,
+      size: e.size,
+      mtimeMs: e.mtimeMs,
       mode: e.mode,
       // Digests only with --checksum: the receiver's quick check uses size and mtime, and asks
       // for the digest (with the chunks) of a file that differs.
-      ...(e.kind === 'file' && d.options.checksum && { digest: e.record!.digest }),
+      ...(e.kind === 'file' && d.options.checksum && { digest: digests.get(e.path)! }),
       ...(e.kind === 'symlink' && { target: e.target ?? '' }),
     })
   }
+  digests.clear()
 
+  /** Paths of the files listed: the only ones the receiver may ask for. */
+  const sent = new Set(entries.filter((e) => e.kind === 'file').map((e) => e.path))
   for (let i = 0; i < entries.length; i += LIST_BATCH) out.post({ t: 'files', entries: entries.slice(i, i + LIST_BATCH) })
   out.post({ t: 'filesEnd' })
 
@@ -111,8 +124,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     if (path === undefined) throw new DsyncError('BAD_MESSAGE', `plan for file id ${plan.id}, which was never asked for`)
     try {
       const sig = plan.signature === null ? EMPTY_SIGNATURE : decodeSignature(plan.signature)
-      const abs = await resolveInside(d.root, path)
-      const delta = encodeDelta(sig, openFileSource(abs, { signal, noFollow: true }), { signal })
+      // A small file is sent from what was read for its chunk list; others are read again.
+      const kept = files.takeContent(path)
+      const source = kept !== undefined ? [kept] : openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })
+      const delta = encodeDelta(sig, source, { signal })
       for await (const buf of delta.bytes) {
         for (let o = 0; o < buf.length; o += DATA_FRAME) {
           const bytes = buf.subarray(o, o + DATA_FRAME)
@@ -132,49 +147,63 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   for (let i = 0; i < (d.concurrency ?? 8); i++) scope.spawn(worker)
   signal.addEventListener('abort', wake, { once: true })
 
-  /** The record to send for a wanted path: the scan's, or a fresh read when it is asked again
-   *  (the receiver saw the file change while it was being sent). */
-  const recordFor = async (path: string): Promise<FileRecord> => {
-    const rec = records.get(path)
-    if (rec === undefined) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${path}, which is not in the file list`)
-    if (!listed.has(path)) {
-      listed.add(path)
-      return rec
+  /** The record to send for a wanted path, read now unless the store's is current; asked
+   *  again (the receiver saw the file change while it was being sent), the file is looked at
+   *  afresh. Undefined when it vanished or cannot be read (`skipped` said why). */
+  const recordFor = async (path: string): Promise<FileRecord | undefined> => {
+    const e = files.get(path)
+    if (e?.kind !== 'file' || !sent.has(path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${path}, which is not a file of the list`)
+    if (listed.has(path)) {
+      try {
+        const st = lstatSync(await resolveInside(d.root, path))
+        files.set({ ...e, size: st.size, mtimeMs: st.mtimeMs })
+      } catch {
+        files.delete(path) // gone: the read below says so
+      }
     }
-    const fresh = { ...rec, ...(await chunkPath(await resolveInside(d.root, path), d.params, { signal, noFollow: true })) }
-    records.set(path, fresh)
-    return fresh
+    listed.add(path)
+    return files.record(path)
   }
+
+  const answerWant = async (msg: Extract<Message, { t: 'want' }>): Promise<void> => {
+    const rec = await recordFor(msg.path)
+    if (rec === undefined) {
+      // Gone or unreadable now: an empty list with no digest tells the receiver to give up.
+      out.post({ t: 'chunks', id: msg.id, size: 0, chunks: [] })
+      return
+    }
+    paths.set(msg.id, msg.path)
+    const sampled = rec.chunks.length > SAMPLE_ABOVE_CHUNKS
+    const list = sampled ? sampleChunks(rec.chunks) : rec.chunks
+    const n = list.length
+    for (let i = 0; i === 0 || i < n; i += LIMITS.maxChunksPerMessage) {
+      const end = i + LIMITS.maxChunksPerMessage
+      out.post({
+        t: 'chunks',
+        id: msg.id,
+        size: rec.size,
+        chunks: list.slice(i, end),
+        ...(sampled && { sampled: true }),
+        ...(end < n ? { more: true } : { digest: rec.digest }),
+      })
+    }
+  }
+  /** ids of the wants being answered, and the message loop waiting for one to end */
+  const answering = new Set<number>()
+  const onAnswered: (() => void)[] = []
 
   try {
     for await (const msg of channel.messages()) {
       if (scope.failure !== undefined) throw scope.failure
       if (msg.t === 'want') {
-        let rec: FileRecord
-        try {
-          rec = await recordFor(msg.path)
-        } catch (err) {
-          if (!isDsyncError(err) || err.code === 'BAD_MESSAGE' || err.code === 'ABORTED') throw err
-          // Gone or unreadable now: an empty list with no digest tells the receiver to give up.
-          skipped(err)
-          out.post({ t: 'chunks', id: msg.id, size: 0, chunks: [] })
-          continue
-        }
-        paths.set(msg.id, msg.path)
-        const sampled = rec.chunks.length > SAMPLE_ABOVE_CHUNKS
-        const list = sampled ? sampleChunks(rec.chunks) : rec.chunks
-        const n = list.length
-        for (let i = 0; i === 0 || i < n; i += LIMITS.maxChunksPerMessage) {
-          const end = i + LIMITS.maxChunksPerMessage
-          out.post({
-            t: 'chunks',
-            id: msg.id,
-            size: rec.size,
-            chunks: list.slice(i, end),
-            ...(sampled && { sampled: true }),
-            ...(end < n ? { more: true } : { digest: rec.digest }),
-          })
-        }
+        // Answered in a task: the file may have to be read first, and reads overlap. A peer
+        // that asks faster than files are read waits here (the receiver keeps 64 asked).
+        if (answering.size >= MAX_ANSWERING) await new Promise<void>((r) => onAnswered.push(r))
+        answering.add(msg.id)
+        scope.spawn(() => answerWant(msg), () => {
+          answering.delete(msg.id)
+          onAnswered.shift()?.()
+        })
       } else if (msg.t === 'plan') {
         plans.push(msg)
         wake()
@@ -201,6 +230,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     wake()
   }
   await scope.settled() // a failed file stream ended the session: its error says why
+  await files.flush()
   if (!receiverDone) throw new DsyncError('NETWORK', 'the receiver ended the session before it was done; run the command again')
   await out.flushed()
   // Unchanged files cost no message on the wire (a no-op sync stays small): they are the files
@@ -208,11 +238,12 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   // A file asked for is not unchanged: without a word on it from the receiver, say so.
   const reported = new Set(d.report.events.map((e) => e.path))
   const wanted = new Set(paths.values())
-  for (const [path, rec] of records) {
+  for (const path of sent) {
     if (reported.has(path)) continue
     if (wanted.has(path)) d.report.add({ path, action: 'error', code: 'BAD_MESSAGE', message: `${path}: asked for, but the receiver never said what became of it; run again` })
-    else d.report.add({ path, action: 'unchanged', size: rec.size })
+    else d.report.add({ path, action: 'unchanged', size: files.get(path)?.size ?? 0 })
   }
+  d.report.countScan(files.filesRead)
 }
 
 function eventFromResult(m: ResultMessage, s: DeltaStats | undefined): FileEvent {

@@ -11,13 +11,27 @@ import { readFile, readdir } from 'node:fs/promises'
 const D = (c: string) => c.repeat(64) as FileDigest
 
 t.test('checkOverwrite: the base decides who changed the file', async (t) => {
-  const f = { currentMtimeMs: 2, incomingMtimeMs: 1, force: false }
-  t.equal(checkOverwrite({ ...f, current: D('a'), incoming: D('b'), base: D('a') }), 'write', 'receiver unchanged since sync')
-  t.equal(checkOverwrite({ ...f, current: D('c'), incoming: D('a'), base: D('a') }), 'kept', 'only the receiver changed')
-  t.equal(checkOverwrite({ ...f, current: D('c'), incoming: D('b'), base: D('a') }), 'conflict', 'both changed')
-  t.equal(checkOverwrite({ ...f, current: D('c'), incoming: D('b'), base: undefined }), 'conflict', 'never synced, receiver newer')
-  t.equal(checkOverwrite({ ...f, currentMtimeMs: 0, current: D('c'), incoming: D('b'), base: undefined }), 'write', 'never synced, sender newer')
-  t.equal(checkOverwrite({ ...f, current: D('c'), incoming: D('b'), base: D('a'), force: true }), 'write', '--force')
+  const v = (c: string, mtimeMs: number) => ({ size: 10, mtimeMs, digest: D(c) })
+  const f = { force: false }
+  t.equal(checkOverwrite({ ...f, current: v('a', 2), incoming: v('b', 1), base: { digest: D('a') } }), 'write', 'receiver unchanged since sync')
+  t.equal(checkOverwrite({ ...f, current: v('c', 2), incoming: v('a', 1), base: { digest: D('a') } }), 'kept', 'only the receiver changed')
+  t.equal(checkOverwrite({ ...f, current: v('c', 2), incoming: v('b', 1), base: { digest: D('a') } }), 'conflict', 'both changed')
+  t.equal(checkOverwrite({ ...f, current: v('c', 2), incoming: v('b', 1), base: undefined }), 'conflict', 'never synced, receiver newer')
+  t.equal(checkOverwrite({ ...f, current: v('c', 0), incoming: v('b', 1), base: undefined }), 'write', 'never synced, sender newer')
+  t.equal(checkOverwrite({ ...f, current: v('c', 2), incoming: v('b', 1), base: { digest: D('a') }, force: true }), 'write', '--force')
+})
+
+t.test('checkOverwrite: a base of size and mtime alone (first sync by quick check) compares by them', async (t) => {
+  const base = { size: 10, mtimeMs: 1000 }
+  const f = { force: false, base }
+  const same = { size: 10, mtimeMs: 1000.4, digest: D('a') }
+  const edited = { size: 11, mtimeMs: 2000, digest: D('c') }
+  const other = { size: 10, mtimeMs: 3000, digest: D('b') }
+  t.equal(checkOverwrite({ ...f, current: same, incoming: other }), 'write', 'receiver still at the base (same size and mtime to the ms)')
+  t.equal(checkOverwrite({ ...f, current: edited, incoming: same }), 'kept', 'sender still at the base')
+  t.equal(checkOverwrite({ ...f, current: edited, incoming: other }), 'conflict', 'both moved on')
+  t.equal(checkOverwrite({ ...f, current: { size: 10, mtimeMs: 1000, digest: D('c') }, incoming: other, base: { ...base, digest: D('a') } }), 'conflict',
+    'with a digest in the base, content decides: same size and mtime but other content is a change')
 })
 
 t.test('conflictCopyPath keeps the extension and the folder', async (t) => {

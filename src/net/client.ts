@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import { WebSocket, type ClientOptions } from 'ws'
+import type { ClientOptions, WebSocket } from 'ws'
 import { DsyncError } from '../errors.js'
 import { LIMITS } from '../../protocol/messages.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
@@ -98,6 +98,8 @@ export async function connect(url: string, opts: ConnectOptions): Promise<{ chan
     ...(opts.ca === undefined ? {} : { ca: Buffer.from(opts.ca) }),
     ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
   }
+  // Loaded here, not at startup: see LAZY_LOAD in src/cli/main.ts.
+  const { WebSocket } = await import('ws')
   const ws = new WebSocket(wsUrl, wsOptions)
   const channel = new WsChannel(ws, opts.limits ?? DEFAULT_CHANNEL_LIMITS, opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS)
   const onAbort = (): void => channel.fail(aborted(), CLOSE.goingAway)

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import { createServer as createHttpsServer } from 'node:https'
 import { isIP, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
-import { WebSocketServer, type ServerOptions as WsServerOptions, type WebSocket } from 'ws'
+import type { ServerOptions as WsServerOptions, WebSocket, WebSocketServer } from 'ws'
 import { DsyncError } from '../errors.js'
 import { LIMITS } from '../../protocol/messages.js'
 import { Admission, DEFAULT_SERVER_LIMITS, type ServerLimits, type Slot } from './admission.js'
@@ -113,6 +113,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const wsOptions: WithCloseTimeout<WsServerOptions> = {
     noServer: true, maxPayload: LIMITS.maxFrameBytes, perMessageDeflate: false, closeTimeout: opts.closeTimeoutMs ?? CLOSE_TIMEOUT_MS,
   }
+  // Loaded here, not at startup: see LAZY_LOAD in src/cli/main.ts.
+  const { WebSocketServer } = await import('ws')
   const wss = new WebSocketServer(wsOptions)
   // The ws docs' upgrade recipe (noServer + handleUpgrade): a refusal is a plain HTTP answer
   // before any WebSocket state exists.

@@ -1,6 +1,6 @@
 import { lstat, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { open, type Database, type RootDatabase } from 'lmdb'
+import type { Database, RootDatabase } from 'lmdb'
 import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
@@ -96,6 +96,8 @@ export class Store {
     const dir = await stateDir(root)
     let store: Store
     try {
+      // Loaded here, not at startup: see LAZY_LOAD in src/cli/main.ts.
+      const { open } = await import('lmdb')
       store = new Store(dir, open({ path: join(dir, STORE_FILE_NAME), maxDbs: 8, compression: false }))
     } catch (err) {
       throw storeError(dir, 'open', err)

@@ -100,6 +100,7 @@ export async function connect(url: string, opts: ConnectOptions): Promise<{ chan
   }
   // Loaded here, not at startup: see LAZY_LOAD in src/cli/main.ts.
   const { WebSocket } = await import('ws')
+  if (opts.signal?.aborted) throw aborted() // while it loaded
   const ws = new WebSocket(wsUrl, wsOptions)
   const channel = new WsChannel(ws, opts.limits ?? DEFAULT_CHANNEL_LIMITS, opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS)
   const onAbort = (): void => channel.fail(aborted(), CLOSE.goingAway)

@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 // dsync's executable: hands the real process to the CLI and sets the exit code.
-import { main } from '../dist/src/cli/main.js'
+
+// libuv's thread pool runs every asynchronous file call; its default of 4 threads filled up with
+// fsyncs of written files, and every open, write and rename of the others waited behind them.
+// It must be set before the pool's first use, hence before the CLI is imported.
+process.env.UV_THREADPOOL_SIZE ??= '16'
+const { main } = await import('../dist/src/cli/main.js')
 
 const controller = new AbortController()
 let interrupted = false

@@ -18,7 +18,11 @@ export async function patchFile(
 ): Promise<{ size: number; digest: FileDigest; copiedBytes: number; literalBytes: number }> {
   const seed = seedPath === null ? null : await openSeedReader(seedPath, { noFollow: opts.noFollow === true })
   try {
-    return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect }), opts)
+    const sizeHint = opts.sizeHint ?? opts.expect?.size
+    return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect }), {
+      ...opts,
+      ...(sizeHint !== undefined && { sizeHint }),
+    })
   } finally {
     await seed?.close()
   }

@@ -514,7 +514,7 @@ class Receiver {
           }
           if (d.digest() !== digest) throw new DsyncError('DIGEST_MISMATCH', `${from}: changed while being copied`)
         },
-        { mode: e.mode, mtimeMs: e.mtimeMs, signal: this.#signal, syncDir: false },
+        { mode: e.mode, mtimeMs: e.mtimeMs, signal: this.#signal, syncDir: false, sizeHint: e.size },
       )
       this.#dirty.add(dirname(abs))
     } catch (err) {

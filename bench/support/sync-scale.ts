@@ -6,6 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { STATE_DIR_NAME } from '../../src/fs/index.js'
 import { GiB, KiB } from './data.js'
 import { overwriteScattered, writeRandomFile, writeSmallFiles } from './scale-data.js'
 import { copyTree, meterServer, receiverOf, removeTree, treeDiff, type Servers, type SyncRun, type Tool } from './sync-tools.js'
@@ -103,8 +104,8 @@ interface Measured {
   readonly serverRss: number
 }
 
-const STATE_DIR = '.dsync'
-const forgetState = (tree: string): Promise<void> => removeTree(join(tree, STATE_DIR))
+/** A tree's dsync state (file records, chunk lists): without it a sync is a first sync. */
+const forgetState = (tree: string): Promise<void> => removeTree(join(tree, STATE_DIR_NAME))
 
 /** Runs `tool` on case `c` (setup, `runs` measured syncs each checked), leaves no receiver behind. */
 async function measureScale(tool: Tool, c: ScaleCase, data: string, tmp: string, servers: Servers, runs: number): Promise<ScaleResult> {

@@ -6,6 +6,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdir, open, readdir, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
+import { STATE_DIR_NAME } from '../../src/fs/index.js'
 import { childPids, DSYNC_BIN, procCpu, resetPeakRss, watchTreeMemory } from './procs.js'
 
 /**
@@ -303,7 +304,7 @@ export function receiverOf(tool: Tool, servers: Servers, dir: string): { path: s
  * dsync's own `.dsync` state folder of a sender alone, as a user's edits would.
  */
 export async function materialize(src: string, dst: string): Promise<void> {
-  const r = await runCommand('rsync', ['-a', '--delete', '--exclude=/.dsync', `${src}/`, `${dst}/`])
+  const r = await runCommand('rsync', ['-a', '--delete', `--exclude=/${STATE_DIR_NAME}`, `${src}/`, `${dst}/`])
   if (r.code !== 0) throw new Error(`rsync ${src} → ${dst} failed: ${r.stderr}`)
 }
 
@@ -354,7 +355,7 @@ async function listTree(root: string): Promise<Map<string, 'dir' | 'file' | 'oth
   const out = new Map<string, 'dir' | 'file' | 'other'>()
   const walk = async (rel: string): Promise<void> => {
     for (const e of await readdir(join(root, rel), { withFileTypes: true })) {
-      if (rel === '' && e.name === '.dsync') continue
+      if (rel === '' && e.name === STATE_DIR_NAME) continue
       const p = rel === '' ? e.name : `${rel}/${e.name}`
       const kind = e.isDirectory() ? 'dir' : e.isFile() ? 'file' : 'other'
       out.set(p, kind)

@@ -208,9 +208,15 @@ export async function run(): Promise<void> {
       const line = results.filter((r) => !r.tool.bytesOnly).map((r) => `${r.tool.id} ${total(r)} B ${r.ms} ms`)
       console.log(`  done: ${c.name} (${((performance.now() - t0) / 1000).toFixed(1)} s): ${line.join(', ')}`)
     }
+    // Every figure of a case as soon as it is done: a run stopped in its 100,000-file cases
+    // still leaves the finished ones on record.
     scaleResults = await runScale(scale, SCALE_TOOLS, tmp, servers, runs, (c, results, seconds) => {
-      const line = results.map((r) => `${r.tool.id} ${r.ms} ms ${r.clientCpuS.toFixed(2)}+${r.serverCpuS.toFixed(2)} CPU s${r.failure === '' ? '' : ' FAIL'}`)
-      console.log(`  done: ${c.id} (${seconds.toFixed(1)} s): ${line.join(', ')}`)
+      console.log(`  done: ${c.id} (${seconds.toFixed(1)} s)`)
+      for (const r of results)
+        console.log(
+          `    ${r.tool.id}: ${r.ms} ms, CPU ${r.clientCpuS.toFixed(2)} client + ${r.serverCpuS.toFixed(2)} server s, ` +
+            `${r.sent} B sent, ${r.received} B received, RSS ${mib(r.clientRss)} client / ${mib(r.serverRss)} server MiB${r.failure === '' ? '' : ` FAIL ${r.failure}`}`,
+        )
     })
   } finally {
     process.off('SIGINT', onSignal)

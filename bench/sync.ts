@@ -1,43 +1,43 @@
 /**
- * dsync against a real rsync daemon (issue 4, "Benchmark"): the same seeded before/after trees
- * synced over 127.0.0.1 by rsync -a, rsync -az, rsync --fuzzy and dsync push, each to its own
- * server process. Each tool first syncs "before", then the sender's tree becomes "after" and
- * only that second sync is measured: bytes on the wire both ways (rsync's --stats totals, dsync's
- * summary) and the wall time of the command. The receiver must then equal the sender.
+ * dsync against a real rsync daemon, each its own server process on 127.0.0.1. Two parts:
  *
- * DSYNC_BENCH_QUICK=1 shrinks the data 10x; DSYNC_BENCH_RUNS=N sets the measured runs (median).
+ * - classes (issue 4, "Benchmark"): the same seeded before/after trees synced by rsync -a,
+ *   rsync -az, rsync --fuzzy and dsync push. Each tool first syncs "before", then the sender's
+ *   tree becomes "after" and only that second sync is measured: bytes on the wire both ways
+ *   (rsync's --stats totals, dsync's summary) and the wall time of the command.
+ * - scale (issue 8, "speed at scale", support/sync-scale.ts): large new files, 20,000- and
+ *   100,000-file trees; wall and CPU time, bytes and peak RSS of client and server, per tool.
+ *
+ * Every measured run ends with a check that the receiver equals the sender.
+ *
+ * `npm run bench -- sync [--classes] [--scale] [--case NAME]… [--big]`: no part flag runs both;
+ * `--case` (repeatable) picks cases of either part by name; the 4 GiB case runs only with
+ * `--big` or when named. DSYNC_BENCH_QUICK=1 shrinks the data 10x; DSYNC_BENCH_RUNS=N sets the
+ * measured runs (median; default 3).
  */
 import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { syncClasses, writeTrees, type SyncClass } from './support/sync-data.js'
+import { runScale, scaleCases, type ScaleCase, type ScaleResult } from './support/sync-scale.js'
 import {
-  dsyncPush,
+  dsyncTool,
   ensureRsync,
   materialize,
+  receiverOf,
   removeTree,
-  rsyncPush,
+  rsyncTool,
   startDsyncServer,
   startRsyncDaemon,
   treeDiff,
   type Daemon,
+  type Servers,
   type SyncRun,
+  type Tool,
 } from './support/sync-tools.js'
-import { printEnvironment, printTable, type Cell } from './support/table.js'
+import { mib, printEnvironment, printTable, type Cell } from './support/table.js'
 import { median } from './support/timing.js'
-
-interface Tool {
-  /** Directory-safe id, also the row label. */
-  readonly id: string
-  readonly server: 'rsync' | 'dsync'
-  /** Bytes only: run once, time not reported (the jaccard / lcs "what would it send" reruns). */
-  readonly bytesOnly: boolean
-  push(src: string, url: string): Promise<SyncRun>
-}
-
-const rsyncTool = (id: string, flags: readonly string[]): Tool => ({ id, server: 'rsync', bytesOnly: false, push: (src, url) => rsyncPush(flags, src, url) })
-const dsyncTool = (id: string, extra: readonly string[], bytesOnly: boolean): Tool => ({ id, server: 'dsync', bytesOnly, push: (src, url) => dsyncPush(src, url, extra) })
 
 const TOOLS: readonly Tool[] = [
   rsyncTool('rsync -a', ['-a', '--no-whole-file']),
@@ -60,19 +60,11 @@ interface Result {
   readonly actions: Readonly<Record<string, number>>
 }
 
-interface Servers {
-  readonly rsync: Daemon
-  readonly dsync: Daemon
-  readonly rsyncRoot: string
-  readonly dsyncRoot: string
-}
-
 /** before → (unmeasured) sync, after → measured sync, check; `runs` times; medians. */
 async function measure(tool: Tool, id: string, c: SyncClass, trees: { before: string; after: string }, tmp: string, servers: Servers, runs: number): Promise<Result> {
   const dir = `${id}-${tool.id.replace(/\W+/g, '-')}`
   const send = join(tmp, 'send', dir)
-  const recv = join(tool.server === 'rsync' ? servers.rsyncRoot : servers.dsyncRoot, dir)
-  const url = `${servers[tool.server].url}/${dir}`
+  const { path: recv, url } = receiverOf(tool, servers, dir)
   await mkdir(send, { recursive: true })
   if (c.seedByCopy === true) await materialize(trees.before, recv)
   const measured: SyncRun[] = []
@@ -134,11 +126,49 @@ function revision(): string {
   }
 }
 
+/** Which cases to run, from the argv after `sync` (see the header comment). */
+interface Selection {
+  readonly classes: readonly SyncClass[]
+  readonly scale: readonly ScaleCase[]
+  /** Big scale cases left out (no `--big`), to say so. */
+  readonly skipped: readonly ScaleCase[]
+}
+
+function select(argv: readonly string[], shrink: number): Selection {
+  const known = ['--classes', '--scale', '--big', '--case']
+  const unknown = argv.filter((a, i) => argv[i - 1] !== '--case' && !known.includes(a))
+  if (unknown.length > 0) throw new Error(`bench sync: unknown option ${unknown.join(' ')} (known: ${known.join(' ')} NAME)`)
+  const named = argv.flatMap((a, i) => (argv[i - 1] === '--case' ? [a.toLowerCase()] : []))
+  const classes = syncClasses(shrink)
+  const scale = scaleCases(shrink)
+  const missing = named.filter((n) => ![...classes.map((c) => c.name), ...scale.map((c) => c.id)].some((x) => x.toLowerCase() === n))
+  if (missing.length > 0)
+    throw new Error(`bench sync: no case ${missing.join(', ')}; cases: ${[...classes.map((c) => c.name), ...scale.map((c) => c.id)].join(', ')}`)
+  const big = argv.includes('--big')
+  if (named.length > 0) {
+    return {
+      classes: classes.filter((c) => named.includes(c.name.toLowerCase())),
+      scale: scale.filter((c) => named.includes(c.id.toLowerCase())),
+      skipped: [],
+    }
+  }
+  const onlyClasses = argv.includes('--classes') && !argv.includes('--scale')
+  const onlyScale = argv.includes('--scale') && !argv.includes('--classes')
+  const scaleWanted = onlyClasses ? [] : scale
+  return {
+    classes: onlyScale ? [] : classes,
+    scale: scaleWanted.filter((c) => big || !c.big),
+    skipped: scaleWanted.filter((c) => c.big && !big),
+  }
+}
+
 export async function run(): Promise<void> {
-  ensureRsync()
   const quick = process.env['DSYNC_BENCH_QUICK'] === '1'
   const runs = Number(process.env['DSYNC_BENCH_RUNS'] ?? (quick ? 1 : 3))
-  const classes = syncClasses(quick ? 10 : 1)
+  // bench/run.ts passes everything from the first `--flag` on to the benches.
+  const firstFlag = process.argv.findIndex((a) => a.startsWith('--'))
+  const { classes, scale, skipped } = select(firstFlag < 0 ? [] : process.argv.slice(firstFlag), quick ? 10 : 1)
+  ensureRsync()
   const tmp = await mkdtemp(join(tmpdir(), 'dsync-bench-sync-'))
   const rsyncRoot = join(tmp, 'srv-rsync')
   const dsyncRoot = join(tmp, 'srv-dsync')
@@ -149,6 +179,8 @@ export async function run(): Promise<void> {
   console.log(execFileSync('rsync', ['--version']).toString().split('\n')[0])
   console.log(`${quick ? 'QUICK (sizes ÷10), ' : ''}median of ${runs} measured run(s) per tool; jaccard/lcs: one run, bytes only`)
   for (const c of classes) console.log(`  ${c.name.padEnd(17)} ${c.what}`)
+  for (const c of scale) console.log(`  ${c.id.padEnd(17)} ${c.what}`)
+  for (const c of skipped) console.log(`  (skipped: ${c.id}, ${c.what}: it takes minutes and several GiB of disk; add --big to run it)`)
   let rsync: Daemon | undefined
   let dsync: Daemon | undefined
   const cleanup = async (): Promise<void> => {
@@ -163,7 +195,8 @@ export async function run(): Promise<void> {
   }
   process.once('SIGINT', onSignal)
   process.once('SIGTERM', onSignal)
-  const all: { c: SyncClass; results: Result[] }[] = []
+  const classResults: { c: SyncClass; results: Result[] }[] = []
+  let scaleResults: { c: ScaleCase; results: ScaleResult[] }[] = []
   try {
     rsync = await startRsyncDaemon(tmp, rsyncRoot)
     dsync = await startDsyncServer(dsyncRoot)
@@ -171,16 +204,35 @@ export async function run(): Promise<void> {
     for (const [i, c] of classes.entries()) {
       const t0 = performance.now()
       const results = await runClass(c, i, tmp, servers, runs)
-      all.push({ c, results })
+      classResults.push({ c, results })
       const line = results.filter((r) => !r.tool.bytesOnly).map((r) => `${r.tool.id} ${total(r)} B ${r.ms} ms`)
       console.log(`  done: ${c.name} (${((performance.now() - t0) / 1000).toFixed(1)} s): ${line.join(', ')}`)
     }
+    // Every figure of a case as soon as it is done: a run stopped in its 100,000-file cases
+    // still leaves the finished ones on record.
+    scaleResults = await runScale(scale, SCALE_TOOLS, tmp, servers, runs, (c, results, seconds) => {
+      console.log(`  done: ${c.id} (${seconds.toFixed(1)} s)`)
+      for (const r of results)
+        console.log(
+          `    ${r.tool.id}: ${r.ms} ms, CPU ${r.clientCpuS.toFixed(2)} client + ${r.serverCpuS.toFixed(2)} server s, ` +
+            `${r.sent} B sent, ${r.received} B received, RSS ${mib(r.clientRss)} client / ${mib(r.serverRss)} server MiB${r.failure === '' ? '' : ` FAIL ${r.failure}`}`,
+        )
+    })
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
     await cleanup()
   }
+  if (classResults.length > 0) reportClasses(classResults)
+  if (scaleResults.length > 0) reportScale(scaleResults)
+  const failures = [
+    ...classResults.flatMap(({ c, results }) => results.filter((r) => r.failure !== '').map((r) => `FAIL ${c.name} / ${r.tool.id}: ${r.failure}`)),
+    ...scaleResults.flatMap(({ c, results }) => results.filter((r) => r.failure !== '').map((r) => `FAIL ${c.id} / ${r.tool.id}: ${r.failure}`)),
+  ]
+  for (const f of failures) console.log(f)
+}
 
+function reportClasses(all: readonly { c: SyncClass; results: Result[] }[]): void {
   const detail: Cell[][] = []
   for (const { c, results } of all)
     for (const r of results)
@@ -204,6 +256,34 @@ export async function run(): Promise<void> {
     summary,
     3,
   )
-  const failures = all.flatMap(({ c, results }) => results.filter((r) => r.failure !== '').map((r) => `FAIL ${c.name} / ${r.tool.id}: ${r.failure}`))
-  for (const f of failures) console.log(f)
+}
+
+/** The scale part compares dsync with plain rsync: the flags issue 8 names. */
+const SCALE_TOOLS: readonly Tool[] = [rsyncTool('rsync -a', ['-a']), rsyncTool('rsync -az', ['-az']), dsyncTool('dsync', [], false)]
+
+const seconds = (ms: number): number => Math.round(ms / 10) / 100
+const round2 = (x: number): number => Math.round(x * 100) / 100
+
+function reportScale(all: readonly { c: ScaleCase; results: ScaleResult[] }[]): void {
+  const detail: Cell[][] = []
+  for (const { c, results } of all)
+    for (const r of results)
+      detail.push([c.id, r.tool.id, seconds(r.ms), round2(r.clientCpuS), round2(r.serverCpuS), r.sent, r.received, mib(r.clientRss), mib(r.serverRss), r.failure === '' ? 'ok' : 'FAIL'])
+  printTable(
+    'Scale, per tool (medians): wall s of the client command; CPU s (user + sys) of the client and of the server for that run; bytes the client sent / received; peak RSS MiB',
+    ['case', 'tool', 'wall s', 'CPU client', 'CPU server', 'sent', 'received', 'RSS client', 'RSS server', 'check'],
+    detail,
+    2,
+  )
+  const cpu = (r: ScaleResult): number => r.clientCpuS + r.serverCpuS
+  const summary: Cell[][] = all.map(({ c, results }) => {
+    const [a, az, d] = ['rsync -a', 'rsync -az', 'dsync'].map((id) => results.find((r) => r.tool.id === id)!)
+    return [c.id, seconds(a!.ms), seconds(az!.ms), seconds(d!.ms), ratio(d!.ms, a!.ms), ratio(d!.ms, az!.ms), round2(cpu(a!)), round2(cpu(az!)), round2(cpu(d!)), ratio(cpu(d!), cpu(a!)), ratio(cpu(d!), cpu(az!))]
+  })
+  printTable(
+    'Scale summary: wall s and CPU s (client + server); ÷a, ÷az = dsync ÷ rsync -a, ÷ rsync -az (issue 8 goal: wall ≤ 2 × rsync)',
+    ['case', 'wall -a', 'wall -az', 'wall dsync', '÷a', '÷az', 'CPU -a', 'CPU -az', 'CPU dsync', 'CPU ÷a', 'CPU ÷az'],
+    summary,
+    2,
+  )
 }

@@ -3,7 +3,7 @@
  * run, and memory read from /proc (VmRSS polled, VmHWM = the kernel's own peak).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 /** dsync's executable, from dist/bench/support/. */
@@ -84,4 +84,81 @@ export function parseSize(text: string): number {
   if (!m) throw new Error(`not a size: ${text} (e.g. 4g, 512m)`)
   const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g']
   return Math.round(Number(m[1]) * unit)
+}
+
+/** Clock ticks per second of /proc/PID/stat times (USER_HZ: 100 on every Linux we run on). */
+const CLOCK_TICKS = 100
+
+/**
+ * CPU seconds (user + system) of a process from /proc/PID/stat: its own, and those of its
+ * children it has reaped (cutime + cstime), which the kernel adds at wait() time. NaN once the
+ * process is gone. `process.resourceUsage()` only knows this process, never a spawned one.
+ */
+export function procCpu(pid: number | 'self'): { self: number; children: number } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name, which may hold spaces and parentheses: state is field 3.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const tick = (i: number): number => Number(f[i - 3]) / CLOCK_TICKS
+    return { self: tick(14) + tick(15), children: tick(16) + tick(17) }
+  } catch {
+    return { self: NaN, children: NaN }
+  }
+}
+
+/** Live (or not yet reaped) children of a process, from /proc/PID/task/TID/children. */
+export function childPids(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+    )
+  } catch {
+    return []
+  }
+}
+
+/** `pid` and everything it has forked that still runs, depth first. */
+export function processTree(pid: number): number[] {
+  return [pid, ...childPids(pid).flatMap(processTree)]
+}
+
+/**
+ * Sets the process's VmHWM back to its current RSS (`echo 5 > /proc/PID/clear_refs`), so that a
+ * long-running server's peak can be read per run. False when the kernel refuses.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5')
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Peak memory of a process and the processes it forks, polled every `everyMs` until stopped:
+ * the larger of (a) the highest sum of VmRSS over the live tree seen at one poll and (b) the
+ * highest VmHWM of any one process (the kernel's own peak, exact between polls). For one process
+ * (node) that is its VmHWM; for rsync's daemon session (a forked receiver + generator pair) it
+ * is their summed RSS, sampled, with pages they share since the fork counted twice.
+ */
+export function watchTreeMemory(pid: number, everyMs = 20): { stop(): number } {
+  let peak = 0
+  const look = (): void => {
+    let sum = 0
+    for (const p of processTree(pid)) {
+      sum += procStatusBytes(p, 'VmRSS')
+      peak = Math.max(peak, procStatusBytes(p, 'VmHWM'))
+    }
+    peak = Math.max(peak, sum)
+  }
+  look()
+  const timer = setInterval(look, everyMs)
+  return {
+    stop: () => {
+      look()
+      clearInterval(timer)
+      return peak
+    },
+  }
 }

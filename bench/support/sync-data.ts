@@ -29,7 +29,7 @@ export interface SyncClass {
 }
 
 /** Whole seconds: rsync and dsync both compare mtimes, and a fixed value keeps runs alike. */
-const BEFORE_TIME = 1_700_000_000
+export const BEFORE_TIME = 1_700_000_000
 const AFTER_TIME = BEFORE_TIME + 86_400
 
 /**

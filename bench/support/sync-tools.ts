@@ -3,18 +3,22 @@
  * a separate process on 127.0.0.1, and one-shot clients timed from spawn to exit.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { open, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, open, readdir, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { STATE_DIR_NAME } from '../../src/fs/index.js'
+import { childPids, DSYNC_BIN, procCpu, resetPeakRss, watchTreeMemory } from './procs.js'
 
-const DSYNC_BIN = fileURLToPath(new URL('../../../bin/dsync.js', import.meta.url))
-
-/** One timed sync: bytes on the wire each way (client's view) and wall time of the command. */
+/**
+ * One timed sync: bytes on the wire each way (client's view), wall time, CPU seconds and peak
+ * RSS of the client command.
+ */
 export interface SyncRun {
   readonly sent: number
   readonly received: number
   readonly ms: number
+  readonly cpuS: number
+  readonly peakRss: number
   /** Empty when the command succeeded; else why not (exit code and stderr tail). */
   readonly error: string
   /** dsync's per-file actions (new, delta, whole, copy…) counted; empty for rsync. */
@@ -26,20 +30,44 @@ interface Exit {
   readonly stdout: string
   readonly stderr: string
   readonly ms: number
+  /** User + system CPU seconds of the command and whatever it forked and waited for. */
+  readonly cpuS: number
+  /** Its peak RSS, bytes (watchTreeMemory: polled, so a peak in its last 20 ms can be missed). */
+  readonly peakRss: number
 }
 
+/**
+ * Runs a command to its end. Its CPU time is this process's cutime + cstime after minus before:
+ * Node reaps the child before 'close', and the kernel adds a child's times (with those of
+ * the processes it reaped) to its parent's at that moment: exact to the clock tick, no polling.
+ * Only one command runs at a time here, and the servers (also our children) are not reaped
+ * while it runs, so nothing else lands in the difference.
+ */
 function runCommand(cmd: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<Exit> {
   return new Promise((resolve, reject) => {
+    const cpu0 = procCpu('self').children
     const t0 = performance.now()
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(env && { env }) })
+    const memory = child.pid === undefined ? undefined : watchTreeMemory(child.pid)
     const out: Buffer[] = []
     const err: Buffer[] = []
     child.stdout.on('data', (b: Buffer) => out.push(b))
     child.stderr.on('data', (b: Buffer) => err.push(b))
-    child.on('error', reject)
-    child.on('close', (code) =>
-      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString(), ms: performance.now() - t0 }),
-    )
+    child.on('error', (e) => {
+      memory?.stop()
+      reject(e)
+    })
+    child.on('close', (code) => {
+      const ms = performance.now() - t0
+      resolve({
+        code,
+        stdout: Buffer.concat(out).toString(),
+        stderr: Buffer.concat(err).toString(),
+        ms,
+        cpuS: procCpu('self').children - cpu0,
+        peakRss: memory?.stop() ?? NaN,
+      })
+    })
   })
 }
 
@@ -70,7 +98,42 @@ function freePort(): Promise<number> {
 /** A long-running server process and how to stop it. */
 export interface Daemon {
   readonly url: string
+  readonly pid: number
   stop(): Promise<void>
+}
+
+/** What a server spent on one sync: CPU seconds and peak RSS (bytes) of its process tree. */
+export interface ServerUse {
+  readonly cpuS: number
+  readonly peakRss: number
+}
+
+/**
+ * Starts metering a server for one sync; `stop()` after the client has exited. CPU: the delta
+ * of utime + stime + cutime + cstime of the server process. rsync's daemon forks a session
+ * process per connection (which forks again: generator + receiver); their time reaches the
+ * daemon's cutime/cstime only once reaped, so `stop()` first waits until the daemon has no
+ * child left. Memory: the daemon's VmHWM is reset first (clear_refs), then watchTreeMemory
+ * polls it and its forked session: for `dsync serve` (one process) the exact VmHWM of the run,
+ * for rsync the daemon's few MiB plus the summed RSS of the session's processes.
+ */
+export function meterServer(d: Daemon): { stop(): Promise<ServerUse> } {
+  const total = (): number => {
+    const c = procCpu(d.pid)
+    return c.self + c.children
+  }
+  const cpu0 = total()
+  resetPeakRss(d.pid)
+  const memory = watchTreeMemory(d.pid)
+  return {
+    async stop() {
+      for (let i = 0; childPids(d.pid).length > 0; i++) {
+        if (i === 500) throw new Error(`server ${d.pid} still has session processes 10 s after the client exited`)
+        await new Promise((res) => setTimeout(res, 20))
+      }
+      return { cpuS: total() - cpu0, peakRss: memory.stop() }
+    },
+  }
 }
 
 function stopper(child: ChildProcess, signal: NodeJS.Signals): () => Promise<void> {
@@ -134,7 +197,7 @@ export async function startRsyncDaemon(tmp: string, moduleDir: string): Promise<
     }
     await new Promise((res) => setTimeout(res, 100))
   }
-  return { url, stop }
+  return { url, pid: child.pid!, stop }
 }
 
 /** `dsync serve --port 0` as its own process; the port comes from its "serving … at ws://…" line. */
@@ -147,7 +210,7 @@ export async function startDsyncServer(root: string): Promise<Daemon> {
     const m = await waitFor(child, child.stderr!, /at (ws:\/\/127\.0\.0\.1:\d+)/, 'dsync serve')
     // Keep draining the session log, or the server would block on a full pipe.
     child.stderr!.resume()
-    return { url: m[1]!, stop }
+    return { url: m[1]!, pid: child.pid!, stop }
   } catch (err) {
     await stop()
     throw err
@@ -166,6 +229,8 @@ export async function rsyncPush(flags: readonly string[], src: string, url: stri
     sent: rsyncTotal(r.stdout, 'sent'),
     received: rsyncTotal(r.stdout, 'received'),
     ms: r.ms,
+    cpuS: r.cpuS,
+    peakRss: r.peakRss,
     error: r.code === 0 ? '' : `exit ${r.code}: ${r.stderr.slice(-300)}`,
     actions: {},
   }
@@ -201,9 +266,37 @@ export async function dsyncPush(src: string, url: string, extra: readonly string
     sent: isPushJson(parsed) ? parsed.summary.wireBytesSent : NaN,
     received: isPushJson(parsed) ? parsed.summary.wireBytesReceived : NaN,
     ms: r.ms,
+    cpuS: r.cpuS,
+    peakRss: r.peakRss,
     error: r.code === 0 ? '' : `exit ${r.code}: ${r.stderr.trim().slice(-300)}${failed ? ` (first: ${failed.path}: ${failed.message})` : ''}`,
     actions,
   }
+}
+
+/** A sync command under test and which of the two servers it talks to. */
+export interface Tool {
+  /** Directory-safe once \W runs are replaced; also the row label. */
+  readonly id: string
+  readonly server: 'rsync' | 'dsync'
+  /** Bytes only: run once, time not reported (the jaccard / lcs "what would it send" reruns). */
+  readonly bytesOnly: boolean
+  push(src: string, url: string): Promise<SyncRun>
+}
+
+export const rsyncTool = (id: string, flags: readonly string[]): Tool => ({ id, server: 'rsync', bytesOnly: false, push: (src, url) => rsyncPush(flags, src, url) })
+export const dsyncTool = (id: string, extra: readonly string[], bytesOnly: boolean): Tool => ({ id, server: 'dsync', bytesOnly, push: (src, url) => dsyncPush(src, url, extra) })
+
+/** The two servers of a bench run and the folders they serve. */
+export interface Servers {
+  readonly rsync: Daemon
+  readonly dsync: Daemon
+  readonly rsyncRoot: string
+  readonly dsyncRoot: string
+}
+
+/** Where `tool`'s receiver for `dir` is on disk and its URL. */
+export function receiverOf(tool: Tool, servers: Servers, dir: string): { path: string; url: string } {
+  return { path: join(tool.server === 'rsync' ? servers.rsyncRoot : servers.dsyncRoot, dir), url: `${servers[tool.server].url}/${dir}` }
 }
 
 /**
@@ -211,8 +304,18 @@ export async function dsyncPush(src: string, url: string, extra: readonly string
  * dsync's own `.dsync` state folder of a sender alone, as a user's edits would.
  */
 export async function materialize(src: string, dst: string): Promise<void> {
-  const r = await runCommand('rsync', ['-a', '--delete', '--exclude=/.dsync', `${src}/`, `${dst}/`])
+  const r = await runCommand('rsync', ['-a', '--delete', `--exclude=/${STATE_DIR_NAME}`, `${src}/`, `${dst}/`])
   if (r.code !== 0) throw new Error(`rsync ${src} → ${dst} failed: ${r.stderr}`)
+}
+
+/**
+ * `cp -a src/. dst`: a copy with its own inodes, mtimes kept (how a user would seed a receiver
+ * before a first sync), dsync's state folder included if `src` has one.
+ */
+export async function copyTree(src: string, dst: string): Promise<void> {
+  await mkdir(dst, { recursive: true })
+  const r = await runCommand('cp', ['-a', `${src}/.`, dst])
+  if (r.code !== 0) throw new Error(`cp -a ${src} → ${dst} failed: ${r.stderr}`)
 }
 
 /** Whole directory trees, recursively, in `rm -rf` style. */
@@ -221,37 +324,46 @@ export async function removeTree(dir: string): Promise<void> {
 }
 
 /**
- * Where two trees differ (first difference), or '' when they hold the same directories and
- * files with the same bytes. The top-level `.dsync` state folder is dsync's, not the user's.
+ * Where two trees differ (first difference found), or '' when they hold the same directories
+ * and files with the same bytes. The top-level `.dsync` state folder is dsync's, not the user's.
+ * Both trees are listed first, then files are compared COMPARE_JOBS at a time: one file after
+ * the other, a 100,000-file check took longer than the sync it checks.
  */
 export async function treeDiff(a: string, b: string): Promise<string> {
-  // Two read buffers for the whole walk: allocating 2 MiB per file pair made checking the
-  // 20,000-file tree take minutes.
-  return diffDir(a, b, '', [Buffer.alloc(COMPARE_BUFFER), Buffer.alloc(COMPARE_BUFFER)])
+  const [la, lb] = [await listTree(a), await listTree(b)]
+  for (const [p, t] of la) if (lb.get(p) !== t) return `${p}: ${t} vs ${lb.get(p) ?? 'missing'}`
+  for (const [p, t] of lb) if (!la.has(p)) return `${p}: missing vs ${t}`
+  const files = [...la].filter(([, t]) => t === 'file').map(([p]) => p)
+  let next = 0
+  let found = ''
+  const worker = async (): Promise<void> => {
+    const bufs: [Buffer, Buffer] = [Buffer.alloc(COMPARE_BUFFER), Buffer.alloc(COMPARE_BUFFER)]
+    while (found === '' && next < files.length) {
+      const p = files[next++]!
+      if (!(await sameBytes(join(a, p), join(b, p), bufs))) found ||= `${p}: content differs`
+    }
+  }
+  await Promise.all(Array.from({ length: COMPARE_JOBS }, worker))
+  return found
 }
 
 const COMPARE_BUFFER = 1 << 20
+const COMPARE_JOBS = 8
 
-async function diffDir(a: string, b: string, rel: string, bufs: readonly [Buffer, Buffer]): Promise<string> {
-  const list = async (d: string): Promise<Map<string, 'dir' | 'file' | 'other'>> => {
-    const entries = await readdir(join(d, rel), { withFileTypes: true })
-    return new Map(
-      entries
-        .filter((e) => !(rel === '' && e.name === '.dsync'))
-        .map((e) => [e.name, e.isDirectory() ? 'dir' : e.isFile() ? 'file' : 'other'] as const),
-    )
+/** Relative path → kind, for a whole tree except its top-level `.dsync`. */
+async function listTree(root: string): Promise<Map<string, 'dir' | 'file' | 'other'>> {
+  const out = new Map<string, 'dir' | 'file' | 'other'>()
+  const walk = async (rel: string): Promise<void> => {
+    for (const e of await readdir(join(root, rel), { withFileTypes: true })) {
+      if (rel === '' && e.name === STATE_DIR_NAME) continue
+      const p = rel === '' ? e.name : `${rel}/${e.name}`
+      const kind = e.isDirectory() ? 'dir' : e.isFile() ? 'file' : 'other'
+      out.set(p, kind)
+      if (kind === 'dir') await walk(p)
+    }
   }
-  const [la, lb] = [await list(a), await list(b)]
-  for (const name of new Set([...la.keys(), ...lb.keys()])) {
-    const p = rel === '' ? name : `${rel}/${name}`
-    const [ta, tb] = [la.get(name), lb.get(name)]
-    if (ta !== tb) return `${p}: ${ta ?? 'missing'} vs ${tb ?? 'missing'}`
-    if (ta === 'dir') {
-      const d = await diffDir(a, b, p, bufs)
-      if (d !== '') return d
-    } else if (ta === 'file' && !(await sameBytes(join(a, p), join(b, p), bufs))) return `${p}: content differs`
-  }
-  return ''
+  await walk('')
+  return out
 }
 
 async function sameBytes(x: string, y: string, [bx, by]: readonly [Buffer, Buffer]): Promise<boolean> {

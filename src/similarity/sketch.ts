@@ -98,7 +98,7 @@ export class SketchBuilder {
       const prior = ring[slot]!
       ring[slot] = h
       if ((h & mask) === 0 && pos >= LONG_WINDOW - 1) {
-        this.#add(h >>> 0, prior & PRIOR_MASK)
+        this.#add(h >>> 0, prior & PRIOR_MASK, pos + 1)
         mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
       }
     }
@@ -106,7 +106,8 @@ export class SketchBuilder {
     this.#pos = pos
   }
 
-  #add(short: number, prior: number): void {
+  /** Adds an anchor seen after `seen` bytes of the file. */
+  #add(short: number, prior: number, seen: number): void {
     // A window repeated within a few anchors (zeros, a short period) is one anchor that counts
     // for all its positions: sif's "no overlapping fingerprints", keeping the weight.
     for (let k = this.#n - 1; k >= 0 && k >= this.#n - REPEAT_LOOKBACK; k--) {
@@ -120,7 +121,7 @@ export class SketchBuilder {
     this.#prior[this.#n] = prior
     this.#count[this.#n] = 1
     this.#n++
-    if (this.#n > budget(this.#pos + 1)) this.#raise()
+    if (this.#n > budget(seen)) this.#raise()
   }
 
   #grow(): void {

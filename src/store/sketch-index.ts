@@ -1,6 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb'
 import { DsyncError } from '../errors.js'
-import { decodeSketch, encodeSketch, type Sketch } from '../similarity/index.js'
+import { atLevel, decodeSketch, encodeSketch, type Sketch } from '../similarity/index.js'
 
 /**
  * sif's index (Manber 1994, §3–4) over similarity sketches: path → (size, mtime, sketch), and an
@@ -11,10 +11,10 @@ import { decodeSketch, encodeSketch, type Sketch } from '../similarity/index.js'
  *   sketch-postings  anchor key (u32) → ids (dupSort: a sorted set of 4-byte ids per key)
  *   sketch-meta      next id
  * Only anchors with POST_EXTRA_LEVEL more leading zero bits than the file's level are posted
- * (1 in 8 of its sketch: 32–64 keys for a small file, one per 4 KiB of a big one): enough to
+ * (1 in 4 of its indexed sketch: ~24 keys for a small file, one per 8 KiB of a big one): enough to
  * find a file that shares a tenth of its bytes, and the postings stay a fraction of the sketches.
  */
-export const POST_EXTRA_LEVEL = 3
+export const POST_EXTRA_LEVEL = 2
 
 /**
  * A key held by more files than this says little about which files are similar (a license
@@ -24,6 +24,29 @@ export const POST_EXTRA_LEVEL = 3
 export const MAX_SKETCH_POSTINGS = 200
 
 const HEADER = 20
+
+/**
+ * The index keeps each sketch cut to a coarser level: at most INDEX_ANCHORS anchors for a small
+ * file, one per 2^INDEX_DENSE_LEVEL bytes of a big one. Full sketches (256–512 anchors, 8 bytes
+ * each) made the index 93% of the data on 100,000 files of ~8 KiB (bench/sif-index.ts: lmdb
+ * puts values over ~2 KB on overflow pages of their own). Cut: see bench/README.md. The cost is a
+ * wider error bound on `similar` and `groups` (shown); `dsync similarity` and sync use full sketches.
+ */
+export const INDEX_ANCHORS = 96
+export const INDEX_DENSE_LEVEL = 11
+
+/** The sketch as the index keeps it. */
+export function indexedSketch(s: Sketch): Sketch {
+  const budget = Math.max(INDEX_ANCHORS, Math.ceil(s.size / 2 ** INDEX_DENSE_LEVEL))
+  let level = s.level
+  let n = s.short.length
+  while (n > budget) {
+    level++
+    n = 0
+    for (const h of s.short) if (Math.clz32(h) >= level) n++
+  }
+  return atLevel(s, level)
+}
 
 /** One indexed file. */
 export interface IndexedSketch {
@@ -90,7 +113,8 @@ export class SketchIndex {
     })
   }
 
-  #put(path: string, size: number, mtimeMs: number, sketch: Sketch): void {
+  #put(path: string, size: number, mtimeMs: number, full: Sketch): void {
+    const sketch = indexedSketch(full)
     const old = this.#files.get(path)
     let id: number
     if (old !== undefined) {

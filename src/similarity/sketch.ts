@@ -42,14 +42,14 @@ export const LONG_WINDOW = 64
 
 /**
  * A file keeps at least this many anchors (when it has that many positions): the estimate is a
- * share of anchors, so its sampling error is ~sqrt(p(1 − p)/n). bench/accuracy.ts, 4–64 KiB
- * files: 128 → MAE 4.1, 256 → 2.6, 512 → 1.9 points (dice, scattered edits); 256 keeps a
- * small file's sketch at 2–4 KB.
+ * share of anchors, so its sampling error is ~sqrt(p(1 − p)/n), ±3 points at n = 256, p = 0.5.
+ * bench/accuracy.ts at 256: MAE 2.2–2.5 points on 4 KiB pairs, 2.5–2.7 on 64 KiB (all patterns);
+ * a small file's sketch is then 2–4 KB. Other values were not measured (bench/README.md).
  */
 export const MIN_ANCHORS = 256
 /**
- * Sampling rate of big files: one position in 2^DENSE_LEVEL. At 1/512, 2048 anchors per MiB
- * (~16 KB of sketch per MiB, 1.6%) and a 1 MiB file's estimate within ~1 point (bench/accuracy.ts).
+ * Sampling rate of big files: one position in 2^DENSE_LEVEL. At 1/512, 2048 anchors per MiB:
+ * 16 KB of sketch per MiB (1.6%; bench/accuracy.ts), and 1 MiB pairs within MAE 2.3–3.3 points.
  */
 export const DENSE_LEVEL = 9
 /** Memory bound: 1 Mi anchors (12 MiB while building); files over 512 MiB are sampled sparser. */

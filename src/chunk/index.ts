@@ -11,6 +11,7 @@ export {
 } from './params.js'
 export type { Cutter } from './cutter.js'
 export { cdcCutter } from './cdc.js'
+export { GEAR } from './gear-table.js'
 export { fspCutter } from './fsp.js'
 export { BlockTable } from './block-table.js'
 export { sbcBaseChunks, sbcChunks } from './sbc.js'

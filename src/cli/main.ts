@@ -4,6 +4,8 @@ import type { CliContext } from './context.js'
 import { EXIT_CODE_TABLE, EXIT_CODES } from './exit-codes.js'
 import { jsonError } from './output.js'
 import { registerSimilarity } from './commands/similarity.js'
+import { registerSimilar } from './commands/similar.js'
+import { registerGroups } from './commands/groups.js'
 import { registerSignature } from './commands/signature.js'
 import { registerDelta } from './commands/delta.js'
 import { registerPatch } from './commands/patch.js'
@@ -41,6 +43,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerServe(program, ctx)
   registerPushPull(program, ctx)
   registerSimilarity(program, ctx)
+  registerSimilar(program, ctx)
+  registerGroups(program, ctx)
   registerSignature(program, ctx)
   registerDelta(program, ctx)
   registerPatch(program, ctx)

@@ -3,6 +3,7 @@ export { READ_BUFFER_BYTES, regularFileSize, openFileSource } from './file-sourc
 export { asFileError, fsError } from './fs-error.js'
 export { openRegular, readSmallRegularSync, setMetadata, type OpenRegularOptions } from './open-regular.js'
 export { chunkPath } from './chunk-path.js'
+export { sketchPath } from './sketch-path.js'
 export { STATE_DIR_NAME, TEMP_PREFIX, type TreeEntry, comparePaths, tempFileOwner } from './tree-entry.js'
 export { processAlive, removeStaleTemps } from './stale-temps.js'
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, checkRelPath, resolveInside } from './safe-path.js'

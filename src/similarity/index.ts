@@ -1,5 +1,5 @@
-/** Similarity of chunk lists: weighted multisets (formula 1: jaccard, dice, containment) and
- *  weighted LCS (formula 2). Pure. */
+/** Similarity: of chunk lists (weighted multisets, formula 1: jaccard, dice, containment; and
+ *  weighted LCS, formula 2), and estimated from sketches of short content-chosen windows. Pure. */
 export { type WeightedChunk, type Multiset, toMultiset, sharedWeight } from './multiset.js'
 export { jaccard, dice, containment } from './overlap.js'
 export { lcsWeight, lcsSimilarity } from './lcs.js'
@@ -15,3 +15,18 @@ export {
   type SimilarityReport,
   compare,
 } from './metrics.js'
+export { type KeyedWeight } from './lcs.js'
+export {
+  type Sketch,
+  SketchBuilder,
+  sketchBytes,
+  sketchStream,
+  atLevel,
+  SHORT_WINDOW,
+  LONG_WINDOW,
+  MIN_ANCHORS,
+  DENSE_LEVEL,
+  MAX_ANCHORS,
+} from './sketch.js'
+export { type SketchEstimate, estimateSimilarity } from './sketch-estimate.js'
+export { encodeSketch, decodeSketch } from './sketch-codec.js'

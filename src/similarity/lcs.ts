@@ -1,5 +1,11 @@
-import type { Fingerprint } from '../types.js'
 import type { WeightedChunk } from './multiset.js'
+
+/** What the LCS needs of an item: a key compared for equality (a fingerprint, or a sketch
+ *  anchor's identity as hex) whose first 8 characters are uniformly spread, and a weight. */
+export interface KeyedWeight {
+  readonly length: number
+  readonly fp: string
+}
 
 /**
  * When one fingerprint occurs more than this many times in A (long runs of identical chunks,
@@ -14,7 +20,7 @@ class FingerprintIndex {
   private readonly table: Int32Array
   private readonly mask: number
   private readonly shift: number
-  private readonly fps: Fingerprint[] = []
+  private readonly fps: string[] = []
 
   constructor(expected: number) {
     let bits = 4
@@ -25,7 +31,7 @@ class FingerprintIndex {
   }
 
   /** The slot of `fp`; when absent, a new slot if `add`, else -1. */
-  slot(fp: Fingerprint, add: boolean): number {
+  slot(fp: string, add: boolean): number {
     // Fingerprints are hex digests: their first characters are already uniformly spread.
     let h = 0
     for (let i = 0; i < 8 && i < fp.length; i++) h = Math.imul(h, 31) + fp.charCodeAt(i)
@@ -53,7 +59,7 @@ class FingerprintIndex {
  * O((n + r) log n) for r matches. 130k × 130k chunks at 95% overlap: see README "Benchmarks"
  * (bench/similarity.ts).
  */
-export function lcsWeight(a: readonly WeightedChunk[], b: readonly WeightedChunk[]): number {
+export function lcsWeight(a: readonly KeyedWeight[], b: readonly KeyedWeight[]): number {
   const n = a.length
   // Positions of each fingerprint in A, as chains through `prev` (newest first), found through
   // an open-addressing table keyed by a hash of the fingerprint's first characters: a Map of

@@ -9,6 +9,7 @@ import type { Chunk, FileDigest, Fingerprint } from '../types.js'
 import { type Candidate, rankCandidates } from './candidates.js'
 import { ContentIndex } from './content-index.js'
 import { type FileRecord, type RecordMeta, type StoredRecord, decodeRecord, decodeRecordMeta, encodeRecord } from './record-codec.js'
+import { SketchIndex } from './sketch-index.js'
 import { decodeBase, encodeBase, type SyncBase } from './sync-base.js'
 
 /** File of the lmdb environment inside `<root>/.dsync/` (lmdb adds `state.mdb-lock` beside it). */
@@ -73,6 +74,7 @@ export class Store {
   readonly #paths: Database<string, number>
   readonly #bases: Database<Buffer, Buffer>
   readonly #index: ContentIndex
+  #sketches: SketchIndex | undefined
 
   private constructor(dir: string, env: RootDatabase) {
     this.#dir = dir
@@ -98,7 +100,7 @@ export class Store {
     try {
       // Loaded here, not at startup: see LAZY_LOAD in src/cli/main.ts.
       const { open } = await import('lmdb')
-      store = new Store(dir, open({ path: join(dir, STORE_FILE_NAME), maxDbs: 8, compression: false }))
+      store = new Store(dir, open({ path: join(dir, STORE_FILE_NAME), maxDbs: 16, compression: false }))
     } catch (err) {
       throw storeError(dir, 'open', err)
     }
@@ -233,6 +235,11 @@ export class Store {
   candidates(chunks: readonly Chunk[], opts: { limit?: number; exclude?: readonly string[] } = {}): Candidate[] {
     const source = { idsWithFingerprint: (fp: Fingerprint) => this.#index.idsWithFingerprint(fp), pathOf: (id: number) => this.#paths.get(id) }
     return rankCandidates(chunks, source, opts)
+  }
+
+  /** The similarity index of this root (`dsync similar`, `dsync groups`), in its own databases. */
+  sketchIndex(): SketchIndex {
+    return (this.#sketches ??= new SketchIndex(this.#env))
   }
 
   /** Every path that has a record (unordered). */

@@ -13,6 +13,23 @@ t.test('prints every metric and a verdict for two real files', async (t) => {
   t.equal(r.code, 0, r.stderr)
   for (const k of ['jaccard', 'dice', 'lcs', 'containment', 'chunker', 'shared']) t.match(r.stdout, k)
   t.match(r.stdout, /verdict: delta would pay: dice/)
+  t.match(r.stdout, /method +sketch: 64-byte windows/)
+  t.match(r.stdout, /error +± \d+\.\d%/)
+})
+
+t.test('sees edits far smaller than a chunk: 100 bytes in every 1000 changed reads ~90%, not 0', async (t) => {
+  const a = randomBytes(5, 300000)
+  const parts: Uint8Array[] = []
+  for (let p = 0; p < a.length; p += 1000) parts.push(a.subarray(p, p + 900), randomBytes(p + 6, 100))
+  const dir = await tempTree(t, { a, b: Buffer.concat(parts) })
+  const r = await runCli(['similarity', '--json', join(dir, 'a'), join(dir, 'b')])
+  t.equal(r.code, 0, r.stderr)
+  const j = JSON.parse(r.stdout)
+  t.ok(j.chunkMetrics.dice < 0.1, `whole chunks: ${j.chunkMetrics.dice}`)
+  t.ok(Math.abs(j.metrics.dice - 0.9) <= Math.max(0.03, j.method.errorBound), `sketch dice ${j.metrics.dice} ± ${j.method.errorBound}`)
+  t.ok(j.method.errorBound > 0 && j.method.errorBound < 0.05)
+  t.equal(j.method.kind, 'sketch')
+  t.equal(j.verdict, 'delta')
 })
 
 t.test('--json gives one object; --threshold and --metric change the rule', async (t) => {

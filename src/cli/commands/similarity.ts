@@ -11,12 +11,15 @@ function formatTable(r: SimilarityResult): string {
   const rows: [string, string][] = [
     ['A', `${r.a.path}  (${formatBytes(r.a.size)}, ${r.a.chunks} chunks)`],
     ['B', `${r.b.path}  (${formatBytes(r.b.size)}, ${r.b.chunks} chunks)`],
-    ['chunker', `${r.chunker.kind} (${sizes})`],
+    ['method', r.method.description],
+    ['error', `± ${formatPercent(r.method.errorBound)} (95%, sampling)`],
     ['shared', `${formatBytes(m.sharedBytes)}`],
     ['jaccard', formatPercent(m.jaccard)],
     ['dice', formatPercent(m.dice)],
     ['lcs', formatPercent(m.lcs)],
     ['containment', `${formatPercent(m.containmentAinB)} of A is in B, ${formatPercent(m.containmentBinA)} of B is in A`],
+    ['chunker', `${r.chunker.kind} (${sizes})`],
+    ['whole chunks', `${formatBytes(r.chunkMetrics.sharedBytes)} shared, dice ${formatPercent(r.chunkMetrics.dice)}`],
   ]
   const w = Math.max(...rows.map(([k]) => k.length))
   const verdict =
@@ -29,7 +32,7 @@ function formatTable(r: SimilarityResult): string {
 export function registerSimilarity(program: Command, ctx: CliContext): void {
   program
     .command('similarity')
-    .description('measure how similar two files are (jaccard, dice, lcs, containment over chunk fingerprints)')
+    .description('measure how similar two files are (jaccard, dice, lcs, containment), estimated from content sketches')
     .argument('<a>', 'first file (the seed)')
     .argument('<b>', 'second file (the target)')
     .option('--chunker <kind>', 'chunker: cdc, fsp or sbc', parseChunker, 'cdc' as ChunkerKind)

@@ -1,0 +1,113 @@
+import { DsyncError } from '../errors.js'
+import type { Sketch } from './sketch.js'
+
+/**
+ * A sketch as bytes, for the index and the wire:
+ *   u8 version, varint size, u8 level, varint anchors, varint tiny length, tiny bytes,
+ *   then per anchor: u32le h(p), u24le low bits of h(p − 32), varint count.
+ * 8 bytes an anchor (the count is 1 byte but for long repeats). Only 21 bits of h(p − 32) take
+ * part in the long key (sketch-estimate.ts); 24 are kept.
+ */
+const VERSION = 1
+
+function bad(what: string): DsyncError {
+  return new DsyncError('BAD_DATA', `sketch: ${what}`)
+}
+
+class Writer {
+  #buf = new Uint8Array(64)
+  #n = 0
+  #room(k: number): void {
+    if (this.#n + k <= this.#buf.length) return
+    const next = new Uint8Array(Math.max(2 * this.#buf.length, this.#n + k))
+    next.set(this.#buf.subarray(0, this.#n))
+    this.#buf = next
+  }
+  byte(v: number): void {
+    this.#room(1)
+    this.#buf[this.#n++] = v & 0xff
+  }
+  varint(v: number): void {
+    for (; v >= 0x80; v = Math.floor(v / 128)) this.byte((v % 128) | 0x80)
+    this.byte(v)
+  }
+  uint(v: number, bytes: number): void {
+    for (let i = 0; i < bytes; i++) this.byte(v >>> (8 * i))
+  }
+  bytes(b: Uint8Array): void {
+    this.#room(b.length)
+    this.#buf.set(b, this.#n)
+    this.#n += b.length
+  }
+  done(): Uint8Array {
+    return this.#buf.slice(0, this.#n)
+  }
+}
+
+class Reader {
+  #p = 0
+  constructor(readonly buf: Uint8Array) {}
+  byte(): number {
+    if (this.#p >= this.buf.length) throw bad('truncated')
+    return this.buf[this.#p++]!
+  }
+  varint(): number {
+    let v = 0
+    for (let scale = 1; ; scale *= 128) {
+      const b = this.byte()
+      v += (b & 0x7f) * scale
+      if (b < 0x80) return v
+      if (scale > 2 ** 49) throw bad('varint too long')
+    }
+  }
+  uint(bytes: number): number {
+    let v = 0
+    for (let i = 0; i < bytes; i++) v += this.byte() * 2 ** (8 * i)
+    return v
+  }
+  bytes(n: number): Uint8Array {
+    if (this.#p + n > this.buf.length) throw bad('truncated')
+    this.#p += n
+    return this.buf.slice(this.#p - n, this.#p)
+  }
+  end(): void {
+    if (this.#p !== this.buf.length) throw bad('trailing bytes')
+  }
+}
+
+export function encodeSketch(s: Sketch): Uint8Array {
+  const w = new Writer()
+  w.byte(VERSION)
+  w.varint(s.size)
+  w.byte(s.level)
+  w.varint(s.short.length)
+  w.varint(s.tiny.length)
+  w.bytes(s.tiny)
+  for (let k = 0; k < s.short.length; k++) {
+    w.uint(s.short[k]!, 4)
+    w.uint(s.prior[k]!, 3)
+    w.varint(s.count[k]!)
+  }
+  return w.done()
+}
+
+/** Decodes what encodeSketch wrote; BAD_DATA on anything else. */
+export function decodeSketch(buf: Uint8Array): Sketch {
+  const r = new Reader(buf)
+  if (r.byte() !== VERSION) throw bad('unknown version')
+  const size = r.varint()
+  const level = r.byte()
+  const n = r.varint()
+  if (level > 32 || n * 8 > buf.length) throw bad('bad header')
+  const tiny = r.bytes(r.varint())
+  const short = new Uint32Array(n)
+  const prior = new Uint32Array(n)
+  const count = new Uint32Array(n)
+  for (let k = 0; k < n; k++) {
+    short[k] = r.uint(4)
+    prior[k] = r.uint(3)
+    count[k] = r.varint()
+  }
+  r.end()
+  return { size, level, short, prior, count, tiny }
+}

@@ -1,0 +1,188 @@
+import { GEAR } from '../chunk/index.js'
+
+/**
+ * A file's similarity sketch: sif's approximate fingerprints (Manber 1994), a content-defined
+ * sample of short windows that sees edits far smaller than a transfer chunk.
+ *
+ * Every byte position p (from SHORT_WINDOW on) has a Gear hash h(p) of the 32 bytes ending
+ * at p (the CDC Gear table; Gear's h depends on exactly the last 32 bytes once it has seen
+ * them). p is sampled at level L when the top L bits of h(p) are zero: about one position in
+ * 2^L, chosen by content, so two files sample the same positions inside what they share.
+ * A sampled position is an anchor with two identities:
+ *   short = h(p):             the 32-byte window ending at p
+ *   long  = (h(p), h(p − 32)): the 64-byte window ending at p (truth's unit: substrings ≥ 64)
+ * Comparing both at the same positions lets the estimate correct its own edge bias
+ * (sketch-estimate.ts). A sketch at level L holds only anchors whose h has ≥ L leading zeros,
+ * so a sketch at a finer level can be cut to any coarser one, and two sketches compare at the
+ * coarser of their levels.
+ *
+ * Size: the level rises while building (dropping anchors below it) so a file keeps between
+ * MIN_ANCHORS and 2·MIN_ANCHORS anchors until it is big enough to be sampled at 1/2^DENSE_LEVEL;
+ * beyond that the sketch grows with the file up to MAX_ANCHORS (bounded memory at any size).
+ */
+export interface Sketch {
+  /** bytes in the file */
+  readonly size: number
+  /** anchors hold h with ≥ level leading zero bits (sampling rate ~2^−level) */
+  readonly level: number
+  /** per anchor, in file order: h(p) */
+  readonly short: Uint32Array
+  /** per anchor: the low 24 bits of h(p − 32) (the long identity is the pair) */
+  readonly prior: Uint32Array
+  /** per anchor: how many sampled positions it stands for (repeats of one window merged) */
+  readonly count: Uint32Array
+  /** the whole content of a file too small to hold an anchor (< LONG_WINDOW bytes), else empty */
+  readonly tiny: Uint8Array
+}
+
+/** Bytes of the short window (Gear's reach in a 32-bit hash). */
+export const SHORT_WINDOW = 32
+/** Bytes of the long window: the truth's minimum shared substring (issue 10). */
+export const LONG_WINDOW = 64
+
+/**
+ * A file keeps at least this many anchors (when it has that many positions): the estimate is a
+ * share of anchors, so its sampling error is ~sqrt(p(1 − p)/n), ±3 points at n = 256, p = 0.5.
+ * bench/accuracy.ts at 256: MAE 2.2–2.5 points on 4 KiB pairs, 2.5–2.7 on 64 KiB (all patterns);
+ * a small file's sketch is then 2–4 KB. Other values were not measured (bench/README.md).
+ */
+export const MIN_ANCHORS = 256
+/**
+ * Sampling rate of big files: one position in 2^DENSE_LEVEL. At 1/512, 2048 anchors per MiB:
+ * 16 KB of sketch per MiB (1.6%; bench/accuracy.ts), and 1 MiB pairs within MAE 2.3–3.3 points.
+ */
+export const DENSE_LEVEL = 9
+/** Memory bound: 1 Mi anchors (12 MiB while building); files over 512 MiB are sampled sparser. */
+export const MAX_ANCHORS = 1 << 20
+
+/** Bits of h(p − 32) kept: the long key uses 21 (sketch-estimate.ts); 3 bytes on the wire. */
+const PRIOR_MASK = 0xffffff
+
+/** Consecutive anchors checked for a repeat of the same window (runs of zeros, short periods). */
+const REPEAT_LOOKBACK = 4
+
+/**
+ * Anchors a sketch may hold after `bytes`: twice the expected count, so a level is left only when
+ * the file outgrows it (at exactly the expected count, chance alone raised a 1 MiB file to
+ * level 11: 493 anchors instead of 2048).
+ */
+function budget(bytes: number): number {
+  return Math.min(MAX_ANCHORS, 2 * Math.max(MIN_ANCHORS, Math.ceil(bytes / 2 ** DENSE_LEVEL)))
+}
+
+/**
+ * Builds a sketch from a file's bytes in pieces of any size (the same sketch for any split);
+ * memory is bounded by MAX_ANCHORS. `update` then `finish` once.
+ */
+export class SketchBuilder {
+  #level = 0
+  #n = 0
+  #short = new Uint32Array(1024)
+  #prior = new Uint32Array(1024)
+  #count = new Uint32Array(1024)
+  readonly #ring = new Int32Array(SHORT_WINDOW)
+  #h = 0
+  #pos = 0
+  #head = new Uint8Array(LONG_WINDOW)
+
+  /** Feeds the next bytes of the file. `data` is not kept. */
+  update(data: Uint8Array): void {
+    if (this.#pos < LONG_WINDOW) this.#head.set(data.subarray(0, LONG_WINDOW - this.#pos), this.#pos)
+    const ring = this.#ring
+    let h = this.#h
+    let pos = this.#pos
+    let mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
+    for (let i = 0; i < data.length; i++, pos++) {
+      h = ((h << 1) + GEAR[data[i]!]!) | 0
+      const slot = pos & (SHORT_WINDOW - 1)
+      const prior = ring[slot]!
+      ring[slot] = h
+      if ((h & mask) === 0 && pos >= LONG_WINDOW - 1) {
+        this.#add(h >>> 0, prior & PRIOR_MASK, pos + 1)
+        mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
+      }
+    }
+    this.#h = h
+    this.#pos = pos
+  }
+
+  /** Adds an anchor seen after `seen` bytes of the file. */
+  #add(short: number, prior: number, seen: number): void {
+    // A window repeated within a few anchors (zeros, a short period) is one anchor that counts
+    // for all its positions: sif's "no overlapping fingerprints", keeping the weight.
+    for (let k = this.#n - 1; k >= 0 && k >= this.#n - REPEAT_LOOKBACK; k--) {
+      if (this.#short[k] === short && this.#prior[k] === prior) {
+        this.#count[k]!++
+        return
+      }
+    }
+    if (this.#n === this.#short.length) this.#grow()
+    this.#short[this.#n] = short
+    this.#prior[this.#n] = prior
+    this.#count[this.#n] = 1
+    this.#n++
+    if (this.#n > budget(seen)) this.#raise()
+  }
+
+  #grow(): void {
+    const size = Math.min(2 * this.#short.length, MAX_ANCHORS + 1)
+    const larger = (a: Uint32Array): Uint32Array<ArrayBuffer> => {
+      const next = new Uint32Array(size)
+      next.set(a)
+      return next
+    }
+    this.#short = larger(this.#short)
+    this.#prior = larger(this.#prior)
+    this.#count = larger(this.#count)
+  }
+
+  /** One level up: keeps the anchors whose h has one more leading zero (about half). */
+  #raise(): void {
+    this.#level++
+    let m = 0
+    for (let k = 0; k < this.#n; k++) {
+      if (Math.clz32(this.#short[k]!) < this.#level) continue
+      this.#short[m] = this.#short[k]!
+      this.#prior[m] = this.#prior[k]!
+      this.#count[m] = this.#count[k]!
+      m++
+    }
+    this.#n = m
+  }
+
+  /** The sketch of everything fed so far. */
+  finish(): Sketch {
+    const n = this.#n
+    return {
+      size: this.#pos,
+      level: this.#level,
+      short: this.#short.slice(0, n),
+      prior: this.#prior.slice(0, n),
+      count: this.#count.slice(0, n),
+      tiny: this.#pos < LONG_WINDOW ? this.#head.slice(0, this.#pos) : new Uint8Array(0),
+    }
+  }
+}
+
+/** The sketch of bytes in memory. */
+export function sketchBytes(data: Uint8Array): Sketch {
+  const b = new SketchBuilder()
+  b.update(data)
+  return b.finish()
+}
+
+/** The sketch of a byte stream (a file source), in bounded memory. */
+export async function sketchStream(source: AsyncIterable<Uint8Array>): Promise<Sketch> {
+  const b = new SketchBuilder()
+  for await (const piece of source) b.update(piece)
+  return b.finish()
+}
+
+/** The anchors of `s` at a coarser `level` (≥ s.level): a sketch as if sampled there. */
+export function atLevel(s: Sketch, level: number): Sketch {
+  if (level <= s.level) return s
+  const keep: number[] = []
+  for (let k = 0; k < s.short.length; k++) if (Math.clz32(s.short[k]!) >= level) keep.push(k)
+  const pick = (a: Uint32Array): Uint32Array => Uint32Array.from(keep, (k) => a[k]!)
+  return { size: s.size, level, short: pick(s.short), prior: pick(s.prior), count: pick(s.count), tiny: s.tiny }
+}

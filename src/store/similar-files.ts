@@ -1,0 +1,62 @@
+import { estimateSimilarity, type MetricName, type Sketch, type SketchEstimate } from '../similarity/index.js'
+import type { SketchIndex } from './sketch-index.js'
+
+/** One file found similar, with every metric of it against the query. */
+export interface SimilarFile {
+  readonly path: string
+  readonly size: number
+  readonly jaccard: number
+  readonly dice: number
+  readonly lcs: number
+  /** share of the query's bytes this file holds (this file as seed, the query as target) */
+  readonly containment: number
+  /** share of this file's bytes the query holds */
+  readonly containedIn: number
+  readonly errorBound: number
+}
+
+/** Candidates estimated in full per query, most shared keys first: bounds a query's cost. */
+const MAX_ESTIMATED = 256
+
+/** The named metric of an estimate of (seed, target): containment is of the target in the seed. */
+export function metricOf(e: SketchEstimate, m: MetricName): number {
+  return m === 'containment' ? e.containmentBinA : e[m]
+}
+
+function toSimilar(path: string, size: number, e: SketchEstimate): SimilarFile {
+  return {
+    path,
+    size,
+    jaccard: e.jaccard,
+    dice: e.dice,
+    lcs: e.lcs,
+    containment: e.containmentBinA,
+    containedIn: e.containmentAinB,
+    errorBound: e.errorBound,
+  }
+}
+
+/**
+ * sif's one-against-all: the indexed files most similar to `query` by `metric`, best first, at or
+ * above `threshold`, at most `top`. Candidates come from the postings (one lookup per anchor);
+ * each is then estimated from its sketch. `include` filters paths (a subtree, not the query itself).
+ */
+export function findSimilar(
+  index: SketchIndex,
+  query: Sketch,
+  opts: { metric: MetricName; threshold: number; top: number; include?: (path: string) => boolean },
+): SimilarFile[] {
+  const ranked = [...index.candidates(query)].sort((x, y) => y[1] - x[1] || x[0] - y[0])
+  const out: SimilarFile[] = []
+  for (const [id] of ranked) {
+    if (out.length >= MAX_ESTIMATED) break
+    const path = index.pathOf(id)
+    if (path === undefined || (opts.include !== undefined && !opts.include(path))) continue
+    const s = index.sketchOf(id)
+    if (s === undefined) continue
+    const e = estimateSimilarity(s, query)
+    if (metricOf(e, opts.metric) >= opts.threshold) out.push(toSimilar(path, s.size, e))
+  }
+  const key = (f: SimilarFile): number => (opts.metric === 'containment' ? f.containment : f[opts.metric])
+  return out.sort((x, y) => key(y) - key(x) || (x.path < y.path ? -1 : 1)).slice(0, opts.top)
+}

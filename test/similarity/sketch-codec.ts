@@ -1,0 +1,31 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { decodeSketch, encodeSketch, sketchBytes } from '../../src/similarity/index.js'
+import { isDsyncError } from '../../src/errors.js'
+import { randomBytes } from '../support/random.js'
+
+t.test('decode(encode(s)) equals s; 8 bytes an anchor', async (t) => {
+  for (const n of [0, 10, 63, 64, 5000, 1 << 20]) {
+    const s = sketchBytes(randomBytes(n + 1, n))
+    const bytes = encodeSketch(s)
+    t.same(decodeSketch(bytes), s, `${n} bytes`)
+    t.ok(bytes.length <= 16 + n * 0 + s.tiny.length + 8 * s.short.length + 8, `${bytes.length} bytes for ${s.short.length} anchors`)
+  }
+})
+
+t.test('random or cut bytes give BAD_DATA, never anything else', async (t) => {
+  const good = encodeSketch(sketchBytes(randomBytes(3, 9000)))
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat(good.length - 1), (junk, cut) => {
+      for (const buf of [junk, good.subarray(0, cut)]) {
+        try {
+          decodeSketch(buf)
+        } catch (err) {
+          if (!isDsyncError(err, 'BAD_DATA')) throw err
+        }
+      }
+    }),
+    { numRuns: 300 },
+  )
+  t.pass()
+})

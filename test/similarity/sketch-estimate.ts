@@ -1,0 +1,74 @@
+import t, { type Test } from 'tap'
+import fc from 'fast-check'
+import { estimateSimilarity, sketchBytes, type SketchEstimate } from '../../src/similarity/index.js'
+import { randomBytes } from '../support/random.js'
+
+const METRICS = ['jaccard', 'dice', 'lcs', 'containmentAinB', 'containmentBinA'] as const
+const concat = (...parts: Uint8Array[]): Uint8Array => new Uint8Array(Buffer.concat(parts))
+const pts = (x: number): string => (x * 100).toFixed(1)
+
+t.test('identical files → 1 by every metric, at any size', async (t) => {
+  for (const n of [1, 63, 64, 200, 4096, 300_000]) {
+    const s = sketchBytes(randomBytes(n, n))
+    const r = estimateSimilarity(s, s)
+    for (const m of METRICS) t.equal(r[m], 1, `${n} bytes: ${m}`)
+  }
+})
+
+t.test('unrelated random files → 0; symmetric; in [0, 1]; lcs ≤ dice; jaccard = d/(2 − d)', async (t) => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 64, max: 40_000 }), fc.integer({ min: 64, max: 40_000 }), (seed, n, m) => {
+      const a = sketchBytes(randomBytes(seed, n))
+      const b = sketchBytes(randomBytes(seed + 1, m))
+      const ab = estimateSimilarity(a, b)
+      const ba = estimateSimilarity(b, a)
+      for (const k of ['jaccard', 'dice', 'lcs'] as const) t.equal(ab[k], ba[k])
+      t.equal(ab.containmentAinB, ba.containmentBinA)
+      t.equal(ab.dice, 0)
+      for (const k of METRICS) t.ok(ab[k] >= 0 && ab[k] <= 1)
+    }),
+    { numRuns: 30 },
+  )
+  const a = sketchBytes(randomBytes(1, 90_000))
+  const b = sketchBytes(concat(randomBytes(1, 60_000), randomBytes(2, 50_000)))
+  const r = estimateSimilarity(a, b)
+  t.ok(r.lcs <= r.dice)
+  t.ok(Math.abs(r.jaccard - r.dice / (2 - r.dice)) < 1e-12)
+})
+
+/** The truth within the estimate's own error bound, and within 5 points. */
+function near(t: Test, r: SketchEstimate, m: (typeof METRICS)[number], truth: number, what: string): void {
+  const err = Math.abs(r[m] - truth)
+  t.ok(err <= Math.max(0.05, r.errorBound), `${what}: ${m} ${pts(r[m])} vs truth ${pts(truth)} (± ${pts(r.errorBound)})`)
+}
+
+t.test('known cases: a file inside another, 100-byte scattered edits, reordered small blocks', async (t) => {
+  const a = randomBytes(31, 200_000)
+  // A inside B, B twice A's size: all of A is in B, half of B is in A.
+  const inside = estimateSimilarity(sketchBytes(a), sketchBytes(concat(randomBytes(32, 100_000), a, randomBytes(33, 100_000))))
+  near(t, inside, 'containmentAinB', 1, 'A inside B')
+  near(t, inside, 'containmentBinA', 0.5, 'A inside B')
+  near(t, inside, 'dice', 2 / 3, 'A inside B')
+
+  // Every 1000 bytes, 100 replaced: 90% of each file is shared, in pieces of 900 bytes, far
+  // smaller than a transfer chunk (old chunk estimate: 0).
+  const parts: Uint8Array[] = []
+  for (let p = 0; p < a.length; p += 1000) parts.push(a.subarray(p, p + 900), randomBytes(p + 1, 100))
+  const scattered = estimateSimilarity(sketchBytes(a), sketchBytes(concat(...parts)))
+  for (const m of METRICS) near(t, scattered, m === 'jaccard' ? 'dice' : m, 0.9, 'scattered edits')
+
+  // 2 KiB blocks in reverse order: every byte is shared, almost none in order.
+  const blocks: Uint8Array[] = []
+  for (let p = a.length - 2048; p > -2048; p -= 2048) blocks.push(a.subarray(Math.max(0, p), p + 2048))
+  const reversed = estimateSimilarity(sketchBytes(a), sketchBytes(concat(...blocks)))
+  near(t, reversed, 'dice', 1, 'reversed blocks')
+  t.ok(reversed.lcs < 0.05, `reversed blocks: lcs ${pts(reversed.lcs)}`)
+})
+
+t.test('a small file against a big one compares at the big one\'s level, with a wider bound', async (t) => {
+  const big = randomBytes(41, 4 << 20)
+  const small = big.subarray(1 << 20, (1 << 20) + 300_000)
+  const r = estimateSimilarity(sketchBytes(small), sketchBytes(big))
+  near(t, r, 'containmentAinB', 1, 'slice of a big file')
+  t.ok(r.level > 0 && r.anchorsA > 0)
+})

@@ -1,0 +1,40 @@
+import t from 'tap'
+import { chunkParams } from '../../src/chunk/index.js'
+import { sketchBytes } from '../../src/similarity/index.js'
+import { INDEX_ANCHORS, indexedSketch, Store } from '../../src/store/index.js'
+import { randomBytes } from '../support/random.js'
+import { tempTree } from '../support/temp.js'
+
+t.test('put, look up, find by shared anchors, replace, remove; survives a reopen', async (t) => {
+  const dir = await tempTree(t)
+  const a = randomBytes(1, 60_000)
+  let store = await Store.open(dir, { params: chunkParams() })
+  let index = store.sketchIndex()
+  await index.putMany([
+    { path: 'a', size: a.length, mtimeMs: 5, sketch: sketchBytes(a) },
+    { path: 'b', size: 40_000, mtimeMs: 6, sketch: sketchBytes(randomBytes(2, 40_000)) },
+  ])
+  await store.close()
+  store = await Store.open(dir, { params: chunkParams() })
+  index = store.sketchIndex()
+  t.match(index.lookup('a'), { path: 'a', size: 60_000, mtimeMs: 5 })
+  t.equal(index.lookup('zzz'), undefined)
+  const id = index.lookup('a')!.id
+  t.same([...index.candidates(sketchBytes(a.subarray(0, 30_000))).keys()], [id], 'only the file that shares content')
+  t.equal(index.sketchOf(id)!.size, 60_000)
+
+  // Replaced by other content: its old postings go.
+  await index.putMany([{ path: 'a', size: 10_000, mtimeMs: 7, sketch: sketchBytes(randomBytes(3, 10_000)) }])
+  t.equal(index.candidates(sketchBytes(a)).size, 0)
+  t.equal(index.lookup('a')!.id, id, 'same path, same id')
+  await index.removeMany(['a', 'missing'])
+  t.same(index.paths(), ['b'])
+  await store.close()
+})
+
+t.test('the index keeps a sketch cut to a coarser level, never more than its budget', async (t) => {
+  const small = indexedSketch(sketchBytes(randomBytes(4, 8192)))
+  t.ok(small.short.length <= INDEX_ANCHORS && small.short.length > INDEX_ANCHORS / 4, `${small.short.length} anchors`)
+  const big = indexedSketch(sketchBytes(randomBytes(5, 4 << 20)))
+  t.ok(big.short.length <= 2048 && big.short.length > 1000, `4 MiB: ${big.short.length} anchors`)
+})

@@ -150,7 +150,7 @@ class Receiver {
    * tree's structure: it makes symlinks only where the scan found no directory.
    */
   readonly #knownDirs = new Set<string>([''])
-  /** base name → local files with it (scan time), for guessing the source of a moved file */
+  /** base name → local files with it (see #filesByName), for guessing the source of a moved file */
   readonly #byName = new Map<string, string[]>()
   readonly #metric
   /** this side's tree: what the walk found, then what the session wrote */
@@ -210,14 +210,21 @@ class Receiver {
     })
     // Temp files of dead sessions (a kill, a crash): this session holds the tree now.
     if (!this.d.options.dryRun) await removeStaleTemps(this.d.root, temps)
+    for (const e of this.#files.entries()) if (e.kind === 'dir') this.#knownDirs.add(e.path)
+  }
+
+  /** base name → local files with it, made the first time a moved file's source is guessed
+   *  (most sessions never do: a no-op of 100,000 files built it for nothing). */
+  #filesByName(): Map<string, string[]> {
+    if (this.#byName.size > 0) return this.#byName
     for (const e of this.#files.entries()) {
-      if (e.kind === 'dir') this.#knownDirs.add(e.path)
       if (e.kind !== 'file') continue
       const name = posix.basename(e.path)
       const list = this.#byName.get(name)
       if (list === undefined) this.#byName.set(name, [e.path])
       else list.push(e.path)
     }
+    return this.#byName
   }
 
   async #handle(msg: Message): Promise<void> {
@@ -380,15 +387,14 @@ class Receiver {
     await this.#abs(e.path)
     const cur = this.#files.get(e.path)
     if (cur !== undefined && cur.kind !== 'file') this.#typeClash(e, cur)
+    // rsync's quick check: same size and mtime is the same file, read on neither side. The
+    // list carries no digests (32 bytes a file: most of a no-op's bytes); a changed file's
+    // comes with its chunks.
+    if (e.digest === undefined && cur !== undefined && cur.size === e.size && sameMtime(cur.mtimeMs, e.mtimeMs)) {
+      return this.#sameContent(e, cur, this.#files.known(e.path)?.digest)
+    }
     const t = this.#newTransfer(e, cur, 1)
-    if (e.digest === undefined) {
-      // rsync's quick check: same size and mtime is the same file, read on neither side. The
-      // list carries no digests (32 bytes a file: most of a no-op's bytes); a changed file's
-      // comes with its chunks.
-      if (cur !== undefined && cur.size === e.size && sameMtime(cur.mtimeMs, e.mtimeMs)) {
-        return this.#sameContent(e, cur, this.#files.known(e.path)?.digest)
-      }
-    } else if (await this.#resolveLocally(t, e.digest)) return
+    if (e.digest !== undefined && (await this.#resolveLocally(t, e.digest))) return
     this.#enqueue(t)
   }
 
@@ -601,7 +607,7 @@ class Receiver {
     const name = posix.basename(e.path)
     let best: string | undefined
     let bestGap = Infinity
-    for (const path of this.#byName.get(name) ?? []) {
+    for (const path of this.#filesByName().get(name) ?? []) {
       const rec = this.#files.known(path)
       if (rec === undefined || path === e.path) continue
       const gap = Math.abs(rec.size - e.size)

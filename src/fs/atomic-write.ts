@@ -25,6 +25,9 @@ export interface AtomicWriteOptions {
   /** Bytes the file is expected to hold, when known: a small file is written with synchronous
    *  calls (SYNC_WRITE_BYTES). A wrong guess costs speed, never correctness. */
   readonly sizeHint?: number
+  /** Given every piece written, in order, after it is written (it may be reused after the
+   *  returned promise settles: copy it to keep it). Awaited: a slow consumer slows the writer. */
+  readonly onWrite?: (bytes: Uint8Array) => Promise<void> | void
 }
 
 function aborted(outPath: string, signal: AbortSignal): DsyncError {
@@ -143,6 +146,7 @@ export async function writeAtomically<T>(
             throw fsError(err, outPath, 'write it')
           }
         }
+        await opts.onWrite?.(bytes)
       },
     }
     const result = await produce(sink)

@@ -1,6 +1,6 @@
 import { link, lstat, mkdir, rename, rm, statfs, symlink } from 'node:fs/promises'
 import { dirname, join, posix } from 'node:path'
-import type { ChunkParams } from '../chunk/index.js'
+import { chunkList, cutterFor, type ChunkParams } from '../chunk/index.js'
 import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, MIN_MEASURABLE_CHUNKS, type SeedCandidate } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
@@ -620,6 +620,7 @@ class Receiver {
   async #fetch(t: Transfer, seed: string | null, event: FileEvent, regions = 0): Promise<void> {
     const path = t.entry.path
     const signal = this.#signal
+    let tee: ByteQueue | undefined
     try {
       const abs = await this.#abs(path)
       await this.#ensureParent(path, abs)
@@ -636,6 +637,12 @@ class Receiver {
       t.queue = new ByteQueue(signal)
       this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
       const conflictCopy = t.conflict && t.current ? await this.#keepConflictCopy(path, abs) : undefined
+      // The sender's list describes the file written when it is whole (not a sample, not cut
+      // short); else the file is chunked as it is written (its record, for the next sync: a
+      // 1 GiB file changed after a sync was read twice, for the record and the signature).
+      tee = t.partialList ? new ByteQueue(signal) : undefined
+      const chunking = tee === undefined ? undefined : chunkList(tee, cutterFor(this.d.params), { signal })
+      chunking?.catch(() => undefined) // awaited below; a failed write ends it first
       const res = await patchFile(seedAbs, t.queue, abs, {
         mode: t.entry.mode,
         mtimeMs: t.entry.mtimeMs,
@@ -643,15 +650,16 @@ class Receiver {
         syncDir: false,
         noFollow: true,
         expect: { size: t.size!, digest: t.digest! },
+        ...(tee !== undefined && { onWrite: (b: Uint8Array) => tee!.push(b.slice()) }),
       })
+      tee?.end()
       this.#dirty.add(dirname(abs))
-      // The sender's list describes the file written when it is whole (not a sample, not cut
-      // short); else the chunks are computed here.
-      await this.#record(path, abs, res.digest, t.partialList ? undefined : t.chunks)
+      await this.#record(path, abs, res.digest, chunking === undefined ? t.chunks : await chunking)
       this.#event({ ...event, copiedBytes: res.copiedBytes, literalBytes: res.literalBytes, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
       this.#settle(t)
     } catch (err) {
       t.queue?.close()
+      tee?.close()
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.
         t.retried = true
@@ -714,13 +722,12 @@ class Receiver {
     return copyPath
   }
 
-  /** Stores what this side now has at `path` (for the next quick check and as the sync base). */
   /**
    * Stores what this side now has at `path`: the sync base (digest when known, size, mtime),
-   * and the record when its whole chunk list is at hand. Without one (a large file's list came
-   * as a sample), the file is not read again to chunk it: it is read when it is first needed
-   * as a seed (LocalFiles.indexAll). A 1 GiB new file was read three times on the receiver
-   * (written, verified, chunked); now it is written and verified in one pass.
+   * and the record when its whole chunk list is at hand (a written file is chunked as it is
+   * written: #fetch). Without one, the file is not read again to chunk it: it is read when it
+   * is first needed as a seed (LocalFiles.record / indexAll). A 1 GiB new file was read three
+   * times on the receiver (written, verified, chunked); now once.
    */
   async #record(path: string, abs: string, digest: FileDigest | undefined, chunks: readonly Chunk[] | undefined): Promise<void> {
     const st = await lstat(abs)

@@ -90,3 +90,18 @@ t.test('after a first sync by quick check, changes on both sides are a conflict,
   t.equal(copies.length, 1, 'the local edit is kept as a conflict copy')
   t.equal(await readFile(join(home, 'src', copies[0]!), 'utf8'), 'local edit, longer\n')
 })
+
+t.test('a large file the receiver wrote is recorded as it is written: its next change reads nothing more', async (t) => {
+  // 3 MB: over 256 chunks, so its chunk list comes as a sample and the receiver cannot keep it
+  const work = await tempTree(t, { 'big.bin': randomBytes(7, 3_000_000) })
+  await utimes(join(work, 'big.bin'), PAST, PAST)
+  const home = await tempTree(t)
+  const server = await startServer(t, work)
+  let r = await pull(server.url, home, clientOpts())
+  t.equal(r.events.find((e) => e.path === 'big.bin')?.action, 'new')
+  await appendFile(join(work, 'big.bin'), randomBytes(8, 5000))
+  r = await pull(server.url, home, clientOpts())
+  t.equal(r.events.find((e) => e.path === 'big.bin')?.action, 'delta')
+  t.equal(r.summary.filesRead, 0, 'the seed came from the record made while writing, not from a read')
+  t.same(await describeTree(home), await describeTree(work))
+})

@@ -68,3 +68,7 @@ t.test('a plan never holds more than MAX_REFINE_BLOCKS blocks: blocks grow inste
   const blocks = plan!.holes.length * Math.ceil(1_000_000 / plan!.blockSize)
   t.ok(blocks <= MAX_REFINE_BLOCKS, `${blocks} blocks of ${plan!.blockSize}`)
 })
+
+t.test('an empty match list of a seed over 4 MiB is never refined (the sender\'s answer to a list too long to send)', async (t) => {
+  for (const prev of [256, 40_000, 1 << 20]) t.equal(planRefinement({ seedSize: 128 << 20, targetSize: 128 << 20, matches: [] }, prev), null)
+})

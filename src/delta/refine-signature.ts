@@ -119,7 +119,7 @@ export async function computeRefineSignature(seed: SeedReader, list: MatchList, 
     if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'refinement cancelled', { cause: opts.signal.reason })
     const h = holes[i]
     if (h === undefined || h.seedLength === 0 || h.seed + h.seedLength > seed.size) throw new DsyncError('INTERNAL', `refinement plan names hole ${i}, which has no seed range`)
-    const bytes = (await seed.read(h.seed, h.seedLength)).slice()
+    const bytes = await seed.read(h.seed, h.seedLength) // used before the next read, as SeedReader allows
     for (let at = 0; at < bytes.length; at += b) {
       const len = Math.min(b, bytes.length - at)
       weak.push(weakKey(rollingHash(bytes, at, len), plan.weakBits))

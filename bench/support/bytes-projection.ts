@@ -2,13 +2,15 @@
  * What the delta alone costs for each changed file of a class, in one process (no sync
  * protocol around it): one round as sync sends it today (blockSizeForChange) and a refined
  * exchange (blockSizeForRefinement, then refinement rounds: test/delta/support/refined.ts), both
- * with the changed-region count the receiver would take from the CDC chunk lists (whole lists;
- * sync samples those of files over 256 chunks and scales the count). Unchanged renames are
- * skipped: sync copies them locally.
+ * with the changed-region count the receiver takes from the CDC chunk lists (as sync does: a
+ * list of over 256 chunks arrives sampled and the count is scaled, receiver.ts), so that "one
+ * round" is what sync's own signature and delta cost. Unchanged renames are skipped: sync
+ * copies them locally.
  */
 import { chunkBytes, cutterFor, DEFAULT_CHUNK_PARAMS } from '../../src/chunk/index.js'
 import { blockSizeForChange, changedRegions } from '../../src/delta/index.js'
 import { profile } from '../../src/similarity/index.js'
+import { sampleChunks } from '../../src/store/index.js'
 import { refinedExchange } from '../../test/delta/support/refined.js'
 import { equalBytes, makeDelta, patchBytes } from '../../test/delta/support/roundtrip.js'
 import type { Tree } from './sync-data.js'
@@ -44,7 +46,12 @@ export async function project(before: Tree, after: Tree, basis: ReadonlyMap<stri
     const seed = before.get(from)!
     const target = after.get(to)!
     if (equalBytes(seed, target)) continue // a rename: sync copies it locally, no delta
-    const regions = changedRegions(profile(chunkBytes(target, cutter)), profile(chunkBytes(seed, cutter)))
+    const [tc, sc] = [chunkBytes(target, cutter), chunkBytes(seed, cutter)]
+    // sender.ts SAMPLE_ABOVE_CHUNKS; receiver.ts scales a sample's count by size ÷ sampled bytes.
+    const sampled = tc.length > 256
+    const tp = profile(sampled ? sampleChunks(tc) : tc)
+    const scale = sampled && tp.multiset.total > 0 ? target.length / tp.multiset.total : 1
+    const regions = changedRegions(tp, profile(sampled ? sampleChunks(sc) : sc), scale)
     let t0 = cpuMs()
     const one = await makeDelta(seed, target, { blockSize: blockSizeForChange(seed.length, regions) })
     await patchBytes(seed, one.delta) // the refined exchange's CPU includes its patch too

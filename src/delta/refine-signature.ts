@@ -31,7 +31,7 @@ export type RefinePlan = Omit<RefineSignature, 'weak' | 'strong'>
 export const MIN_REFINE_BLOCK = 16
 export const MAX_REFINE_BLOCK = 64 * 1024
 
-/** Key bytes per refinement block, for sizing (28–32 bits, refineKeyBits). */
+/** Key bytes per refinement block, for sizing (26–33 bits, refineKeyBits). */
 const REFINE_KEY_BYTES = 3.75
 
 /** A hole is refined only when its seed range is at most this long: larger ones are rewrites. */
@@ -58,12 +58,23 @@ function refinable(h: Hole, prevBlock: number): boolean {
   )
 }
 
-/** Bits per block so that a false match in the round stays near 2^-MATCH_MARGIN_BITS (as keyBits):
- *  `tests` one-block checks (continuations, ~the block count) and `windows` searched windows ×
- *  blocks of their hole (each needs the next block to match too: 2 × bits). The weak part keeps
- *  strong hashing below ~1/4 of a block per byte searched (a hole's index has `maxCount` blocks). */
-export function refineKeyBits(blocks: number, windowTests: number, maxCount: number, blockSize: number): { weakBits: number; strongBits: number } {
-  const total = Math.ceil(Math.max(Math.log2(Math.max(2, blocks)) + MATCH_MARGIN_BITS, (Math.log2(Math.max(2, windowTests)) + MATCH_MARGIN_BITS) / 2))
+/**
+ * Bits per block so that a false match in the round stays near 2^-MATCH_MARGIN_BITS (keyBits'
+ * reasoning, with what a round knows about its holes):
+ * - one-block tests (a run continuing, the block a run predicts) can go wrong only where they
+ *   should fail, which ends a run: a run in a hole starts at the hole, at a confirmed search hit
+ *   or at a predicted block, so natural edits (one or two per hole) fail ~2 such tests per hole;
+ *   4 per hole are budgeted (`holes`). A hole with 100 edits would make it ~2^-15, and a false
+ *   match costs a resend (DIGEST_MISMATCH), never a wrong file. Budgeting every block instead
+ *   (as one round does) cost 33 bits where 28 do: 50 MiB with 100 overwrites, round 2 keys
+ *   22.3 → 18.8 KB;
+ * - searched windows are compared with their own hole's blocks only (`windowTests` = Σ hole
+ *   length × its blocks), and a hit needs the next block too: 2 × bits.
+ * The weak part keeps strong hashing below ~1/4 of a block per byte searched (a hole's index
+ * has at most `maxCount` blocks).
+ */
+export function refineKeyBits(holes: number, windowTests: number, maxCount: number, blockSize: number): { weakBits: number; strongBits: number } {
+  const total = Math.ceil(Math.max(Math.log2(Math.max(2, 4 * holes)) + MATCH_MARGIN_BITS, (Math.log2(Math.max(2, windowTests)) + MATCH_MARGIN_BITS) / 2))
   const weakBits = Math.min(24, Math.max(8, Math.ceil(Math.log2(4 * Math.max(1, maxCount) * blockSize))))
   const strongBits = Math.min(32, Math.max(8, total - weakBits))
   return { weakBits, strongBits }
@@ -97,16 +108,14 @@ export function planRefinement(list: MatchList, prevBlock: number): RefinePlan |
 }
 
 function keyBitsFor(holes: readonly Hole[], picked: readonly number[], b: number): { weakBits: number; strongBits: number } {
-  let blocks = 0
   let windows = 0
   let maxCount = 0
   for (const i of picked) {
     const n = Math.ceil(holes[i]!.seedLength / b)
-    blocks += n
     windows += holes[i]!.length * n
     maxCount = Math.max(maxCount, n)
   }
-  return refineKeyBits(blocks, windows, maxCount, b)
+  return refineKeyBits(picked.length, windows, maxCount, b)
 }
 
 /** Reads each planned hole's seed range once and keys its blocks (the last of a range may be short). */

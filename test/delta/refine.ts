@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { computeSignature, encodeMatchedDelta, matchTarget } from '../../src/delta/index.js'
+import { computeRefineSignature, computeSignature, encodeMatchedDelta, matchTarget, planRefinement, refineMatches } from '../../src/delta/index.js'
 import { collect, randomBytes, splitStream } from '../support/random.js'
 import { applyEdit, editArb } from './support/edits.js'
 import { refinedExchange } from './support/refined.js'
@@ -71,4 +71,20 @@ t.test('an aborted signal stops matching with ABORTED', async (t) => {
   ac.abort()
   const sig = await computeSignature(splitStream(randomBytes(1, 5000), [5000]), { blockSize: 256 })
   await t.rejects(matchTarget(sig, splitStream(randomBytes(2, 5000), [1000]), { signal: ac.signal }), { code: 'ABORTED' })
+})
+
+t.test('a forced false match in a refinement round ends in DIGEST_MISMATCH, never in a wrong file', async (t) => {
+  const seed = randomBytes(51, 200_000)
+  const target = concat([seed.subarray(0, 50_000), randomBytes(52, 8000), seed.subarray(58_000)])
+  const sig = await computeSignature(splitStream(seed, [65536]), { blockSize: 4096 })
+  const { list, digest } = await matchTarget(sig, splitStream(target, [65536]))
+  const plan = planRefinement(list, 4096)!
+  t.ok(plan, 'the overwritten range is refined')
+  // 1 + 1 bits per block: windows of the new bytes "match" some block of the old range.
+  const weak = await computeRefineSignature(memorySeed(seed), list, { ...plan, weakBits: 1, strongBits: 1 })
+  const refined = await refineMatches(list, weak, memorySeed(target))
+  const copied = (l: typeof list): number => l.matches.reduce((n, m) => n + m.length, 0)
+  t.ok(copied(refined) > copied(list), `${copied(refined) - copied(list)} bytes falsely matched`)
+  const delta = concat(await collect(encodeMatchedDelta(refined, memorySeed(target), digest).bytes))
+  await t.rejects(patchBytes(seed, delta), { code: 'DIGEST_MISMATCH' })
 })

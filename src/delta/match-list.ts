@@ -76,6 +76,10 @@ export function holesOf(list: MatchList): Hole[] {
   return holes
 }
 
+/** Most matches a reader takes (~45 MB of match and hole objects at most). A sender with more
+ *  sends an empty list instead, which the receiver never refines (PROTOCOL.md §4.1). */
+export const MAX_MATCHES = 512 * 1024
+
 /** "dsM", the match report's magic (protocol/DELTA.md, "Refinement"). */
 export const MATCHES_MAGIC = Object.freeze([0x64, 0x73, 0x4d])
 export const MATCHES_VERSION = 1
@@ -106,8 +110,9 @@ export function encodeMatches(list: MatchList): Uint8Array {
 
 /**
  * Decodes and checks a match list: every match inside the seed and the target, in target
- * order, not overlapping, of length ≥ 1; nothing after the last. Anything else is BAD_DATA.
- * Memory is proportional to the input (each match takes ≥ 3 bytes, checked before allocating).
+ * order, not overlapping, of length ≥ 1; at most MAX_MATCHES; nothing after the last. Anything
+ * else is BAD_DATA. Memory is proportional to the input (each match takes ≥ 3 bytes, checked
+ * before allocating).
  */
 export function decodeMatches(bytes: Uint8Array): MatchList {
   ensureData(bytes.length >= 4 && MATCHES_MAGIC.every((m, i) => bytes[i] === m), 'not a dsync match list (bad magic bytes)')
@@ -119,6 +124,7 @@ export function decodeMatches(bytes: Uint8Array): MatchList {
   const targetSize = r.varint()
   const count = r.varint()
   ensureData(count * 3 <= r.left, `match list: ${count} matches cannot fit in ${r.left} bytes`)
+  ensureData(count <= MAX_MATCHES, `match list: ${count} matches, more than ${MAX_MATCHES}`)
   const matches: Match[] = []
   let tEnd = 0
   let sEnd = 0

@@ -176,8 +176,10 @@ export function encodeRefineSignature(sig: RefineSignature): Uint8Array {
 
 /**
  * Decodes a refinement signature against the match list it refines (the sender's own). BAD_DATA
- * when a field is out of range, a named hole does not exist or has no seed range, or the key
- * section is not exactly the length the holes imply (checked before allocating).
+ * when a field is out of range, a named hole does not exist or has no seed range, the blocks
+ * pass MAX_REFINE_BLOCKS (a peer's 3 MiB of 2-bit keys would otherwise be 12 M blocks, ~100 MB
+ * of key arrays), or the key section is not exactly the length the holes imply (checked before
+ * allocating).
  */
 export function decodeRefineSignature(bytes: Uint8Array, list: MatchList): RefineSignature {
   ensureData(bytes.length >= 4 && REFINE_MAGIC.every((m, i) => bytes[i] === m), 'not a dsync refinement signature (bad magic bytes)')
@@ -202,6 +204,7 @@ export function decodeRefineSignature(bytes: Uint8Array, list: MatchList): Refin
     ensureData(h !== undefined && h.seedLength > 0, `refinement signature names hole ${i}, which the match list does not have (or which has no seed range)`)
     holes.push(i)
     blocks += Math.ceil(h.seedLength / blockSize)
+    ensureData(blocks <= MAX_REFINE_BLOCKS, `refinement signature: more than ${MAX_REFINE_BLOCKS} blocks`)
     prev = i
   }
   ensureData(r.left === packedKeyBytes(blocks, weakBits, strongBits), 'refinement signature: key section length does not match its holes')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { decodeMatches, encodeMatches, holesOf, type MatchList } from '../../src/delta/index.js'
+import { decodeMatches, encodeMatches, holesOf, MAX_MATCHES, type MatchList } from '../../src/delta/index.js'
 import { randomBytes } from '../support/random.js'
 
 /** A valid random match list: matches in target order, inside both files. */
@@ -62,6 +62,8 @@ t.test('hostile match lists are BAD_DATA, never a throw of another kind or a hug
   bad(encodeMatches({ seedSize: 100, targetSize: 100, matches: [{ target: 10, seed: 90, length: 30 }] }), 'past the seed')
   bad(encodeMatches({ seedSize: 100, targetSize: 30, matches: [{ target: 10, seed: 0, length: 30 }] }), 'past the target')
   bad(new Uint8Array([0x64, 0x73, 0x4d, 1, 100, 100, 0xff, 0xff, 0xff, 0x7f]), 'a count far beyond the bytes present')
+  const many = { seedSize: 1 << 30, targetSize: 1 << 30, matches: Array.from({ length: MAX_MATCHES + 1 }, (_, i) => ({ target: 2 * i, seed: 2 * i, length: 1 })) }
+  bad(encodeMatches(many), 'more than MAX_MATCHES')
   for (let s = 0; s < 300; s++) {
     const junk = new Uint8Array([0x64, 0x73, 0x4d, 1, ...randomBytes(s + 1, 40)])
     try {

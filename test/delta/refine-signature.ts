@@ -50,6 +50,8 @@ t.test('hostile refinement signatures are BAD_DATA', async (t) => {
   bad(encodeRefineSignature({ ...sig, holes: [0, 7] }), 'a hole the list does not have')
   bad(encodeRefineSignature({ ...sig, blockSize: 8 }), 'blocks too small')
   bad(good, 'keys for another list', { ...list, matches: [list.matches[0]!] })
+  const huge: MatchList = { seedSize: 1 << 30, targetSize: 1 << 30, matches: [{ target: 0, seed: 0, length: 1 }, { target: (1 << 30) - 1, seed: (1 << 30) - 1, length: 1 }] }
+  bad(encodeRefineSignature({ blockSize: 16, weakBits: 1, strongBits: 1, holes: [0], weak: new Uint32Array(0), strong: new Uint32Array(0) }), 'a range of 64 Mi blocks', huge)
   for (let s = 0; s < 200; s++) {
     try {
       decodeRefineSignature(new Uint8Array([0x64, 0x73, 0x52, 1, ...randomBytes(s + 9, 30)]), list)

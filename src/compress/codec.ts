@@ -1,5 +1,6 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import { DsyncError } from '../errors.js'
+import { looksIncompressible } from './incompressible.js'
 import { loadZstdBackends, type ZstdBackend } from './zstd-backend.js'
 import { frameContentSize } from './zstd-header.js'
 
@@ -59,10 +60,13 @@ export interface Frame {
 
 /**
  * Compresses one frame of literal bytes with zstd (deflate where zstd is missing), or keeps them
- * as they are when compression would not make them smaller (random data, tiny frames).
+ * as they are when compression would not make them smaller (random data, tiny frames). A frame
+ * the probe finds incompressible (looksIncompressible) is stored without trying: a 1 MiB frame
+ * of random bytes then costs ~0.1 ms instead of ~9 ms of zstd (WebAssembly backend).
  */
 export function compressFrame(raw: Uint8Array, opts: { level?: number; codec?: CodecId } = {}): Frame {
   const want = opts.codec ?? (ZSTD !== null ? CODEC.ZSTD : CODEC.DEFLATE)
+  if (want !== CODEC.STORED && opts.codec === undefined && looksIncompressible(raw)) return { codec: CODEC.STORED, data: raw }
   let packed: Uint8Array | null = null
   if (want === CODEC.ZSTD && ZSTD !== null) {
     packed = ZSTD.compress(raw, opts.level ?? DEFAULT_LEVEL)

@@ -2,3 +2,4 @@
 export { CODEC, type CodecId, type Frame, DEFAULT_LEVEL, hasZstd, zstdBackendName, compressFrame, decompressFrame } from './codec.js'
 export { type ZstdBackend, loadZstdBackends } from './zstd-backend.js'
 export { frameContentSize } from './zstd-header.js'
+export { looksIncompressible } from './incompressible.js'

@@ -12,6 +12,7 @@ export {
   MATCH_MARGIN_BITS,
   blockSizeFor,
   blockSizeForChange,
+  blockSizeForRefinement,
   keyBits,
   computeSignature,
 } from './signature.js'
@@ -20,3 +21,14 @@ export { DELTA_VERSION, MAX_FRAME_RAW } from './delta-format.js'
 export { type DeltaStats, encodeDelta } from './encode-delta.js'
 export { type SeedReader, type ByteSink, type ExpectedTarget, applyDelta } from './apply-delta.js'
 export { type Method, type SeedCandidate, type Decision, decide, changedRegions, MIN_MEASURABLE_CHUNKS } from './decide.js'
+export { type Match, type MatchList, type Hole, MAX_MATCHES, holesOf, encodeMatches, decodeMatches } from './match-list.js'
+export {
+  type RefineSignature,
+  type RefinePlan,
+  MAX_REFINE_BLOCKS,
+  planRefinement,
+  computeRefineSignature,
+  encodeRefineSignature,
+  decodeRefineSignature,
+} from './refine-signature.js'
+export { matchTarget, refineMatches, encodeMatchedDelta } from './refine.js'

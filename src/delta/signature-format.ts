@@ -1,6 +1,7 @@
 import { DsyncError, ensureData } from '../errors.js'
 import { fingerprint } from '../hash/index.js'
 import { ByteReader, ByteWriter } from './bytes.js'
+import { packedKeyBytes, packKeys, unpackKeys } from './key-packing.js'
 import { EMPTY_SIGNATURE, MAX_BLOCK, type Signature } from './signature.js'
 
 /** First bytes of a signature file: "dsS" and the format version (protocol/DELTA.md). */
@@ -26,37 +27,15 @@ export function blockCount(size: number, blockSize: number): number {
 /** Encodes a signature: a small header, then each block's weak and strong keys bit-packed
  *  (weakBits + strongBits bits per block, most significant bit first), then a 4-byte check. */
 export function encodeSignature(sig: Signature): Uint8Array {
-  const per = sig.weakBits + sig.strongBits
   const n = sig.weak.length
-  const w = new ByteWriter(16 + Math.ceil((n * per) / 8))
+  const w = new ByteWriter(16 + packedKeyBytes(n, sig.weakBits, sig.strongBits))
   for (const m of SIGNATURE_MAGIC) w.u8(m)
   w.u8(SIGNATURE_VERSION)
   w.varint(sig.seedSize)
   w.varint(sig.blockSize)
   w.u8(sig.weakBits)
   w.u8(sig.strongBits)
-  const packed = new Uint8Array(Math.ceil((n * per) / 8))
-  let at = 0
-  let cur = 0
-  let used = 0 // bits filled in `cur`
-  const put = (v: number, bits: number): void => {
-    while (bits > 0) {
-      const take = Math.min(8 - used, bits)
-      cur |= ((v >>> (bits - take)) & ((1 << take) - 1)) << (8 - used - take)
-      used += take
-      bits -= take
-      if (used === 8) {
-        packed[at++] = cur
-        cur = 0
-        used = 0
-      }
-    }
-  }
-  for (let i = 0; i < n; i++) {
-    put(sig.weak[i]!, sig.weakBits)
-    put(sig.strong[i]!, sig.strongBits)
-  }
-  if (used > 0) packed[at] = cur
+  const packed = packKeys(sig.weak, sig.strong, sig.weakBits, sig.strongBits)
   w.bytes(packed)
   const body = w.take()
   const out = new Uint8Array(body.length + CHECK_BYTES)
@@ -95,31 +74,8 @@ export function decodeSignature(bytes: Uint8Array): Signature {
   }
   ensureData(blockSize >= 1 && blockSize <= MAX_BLOCK, `signature: block size ${blockSize} out of range`)
   const n = blockCount(seedSize, blockSize)
-  const per = weakBits + strongBits
   // Checked before allocating: the block count must agree with the bytes present.
-  ensureData(br.left === Math.ceil((n * per) / 8), 'signature: block list length does not match the seed size')
-  const weak = new Uint32Array(n)
-  const strong = new Uint32Array(n)
-  const packed = br.bytes(br.left)
-  let at = 0
-  let used = 0
-  const get = (bits: number): number => {
-    let v = 0
-    while (bits > 0) {
-      const take = Math.min(8 - used, bits)
-      v = v * (1 << take) + ((packed[at]! >>> (8 - used - take)) & ((1 << take) - 1))
-      used += take
-      bits -= take
-      if (used === 8) {
-        at++
-        used = 0
-      }
-    }
-    return v
-  }
-  for (let i = 0; i < n; i++) {
-    weak[i] = get(weakBits)
-    strong[i] = get(strongBits)
-  }
+  ensureData(br.left === packedKeyBytes(n, weakBits, strongBits), 'signature: block list length does not match the seed size')
+  const { weak, strong } = unpackKeys(br.bytes(br.left), n, weakBits, strongBits)
   return { seedSize, blockSize, weakBits, strongBits, weak, strong }
 }

@@ -84,6 +84,22 @@ export function blockSizeForChange(size: number, changedRegions: number): number
   return Math.min(MAX_BLOCK, Math.max(MIN_BLOCK, b))
 }
 
+/** Key bytes per block of a refinement round, for sizing (refine-signature.ts). */
+const REFINE_BYTES_PER_BLOCK = 3.75
+
+/**
+ * Round-1 block size when refinement rounds follow (refine.ts): a region's cost is then no
+ * longer one round-1 block of literal but a refinement of its range, about 2·√(3.75 · b) bytes
+ * of keys and literal (planRefinement's block size, √(3.75 · b)). The total
+ * size/b · 4.5 + regions · 2·√(3.75 · b) is least at b = (4.5 · size / (regions · √3.75))^(2/3):
+ * larger blocks and a smaller signature than blockSizeForChange. 20 MiB, 6 regions: 40 KiB
+ * (blockSizeForChange: 3.9 KiB); 110 KiB, 4 regions: 1.6 KiB (384 B).
+ */
+export function blockSizeForRefinement(size: number, changedRegions: number): number {
+  const b = Math.round(((SIGNATURE_BYTES_PER_BLOCK * size) / (Math.max(1, changedRegions) * Math.sqrt(REFINE_BYTES_PER_BLOCK))) ** (2 / 3) / 64) * 64
+  return Math.min(MAX_BLOCK, Math.max(MIN_BLOCK, b))
+}
+
 /**
  * How many weak and strong bits each block keeps, for `count` blocks in a seed of `size` bytes.
  *

@@ -194,7 +194,32 @@ const CODECS: CodecTable = {
 export function encode(msg: Message): Uint8Array {
   const codec = CODECS[msg.t] as MessageCodec<MessageTag> | undefined
   if (codec === undefined) throw internal(`cannot encode unknown message type ${JSON.stringify(msg.t)}`)
-  return packr.pack(codec.toWire(msg))
+  const wire = codec.toWire(msg)
+  return wire.t === 'data' ? encodeData(wire.id, wire.bytes) : packr.pack(wire)
+}
+
+const BYTES_KEY = Uint8Array.of(0xa5, 0x62, 0x79, 0x74, 0x65, 0x73) // fixstr "bytes"
+
+/**
+ * `data` is the bulk of every transfer, so it is written here: the map msgpackr writes for
+ * {t, id} with one more entry, `bytes` as a bin 32, and the payload copied once into a buffer
+ * of the exact size (allocUnsafe: every byte is written). packr.pack grew and copied its own
+ * buffer for each 1 MiB payload: 0.53 of the client's 3.9 CPU s pushing a new 256 MiB file.
+ * Any msgpack decoder reads it as packr.pack's output (test/net/codec.ts checks both ways).
+ */
+function encodeData(id: number, bytes: Uint8Array): Uint8Array {
+  const head = packr.pack({ t: 'data', id })
+  if (head[0] !== 0x82) throw internal('msgpackr wrote the data header in an unexpected form')
+  const out = Buffer.allocUnsafe(head.length + BYTES_KEY.length + 5 + bytes.length)
+  out.set(head, 0)
+  out[0] = 0x83 // fixmap of 3
+  let at = head.length
+  out.set(BYTES_KEY, at)
+  at += BYTES_KEY.length
+  out[at] = 0xc6 // bin 32
+  out.writeUInt32BE(bytes.length, at + 1)
+  out.set(bytes, at + 5)
+  return out
 }
 
 /** Decodes and validates one frame payload. Throws only DsyncError('BAD_MESSAGE'), whose

@@ -201,12 +201,8 @@ t.test('chunk lists travel as columns: 20 bytes per chunk', async (t) => {
 
 /** Encodes a data message over the limit by building the frame by hand (encode refuses it). */
 function encodeUnchecked(m: { id: number; bytes: Uint8Array }): Uint8Array {
-  const small = encode({ t: 'data', id: m.id, bytes: new Uint8Array(1) })
-  // The frame ends with c4 01 <byte>; rewrite that bin header as bin32 with the full payload.
-  const head = small.subarray(0, small.length - 3)
-  const len = Buffer.alloc(4)
-  len.writeUInt32BE(m.bytes.length)
-  return Buffer.concat([head, Buffer.from([0xc6]), len, m.bytes])
+  // What a peer that skips the limit check would send: msgpackr's own frame, any size.
+  return new Packr({ useRecords: false, mapsAsObjects: true }).pack({ t: 'data', id: m.id, bytes: m.bytes })
 }
 
 t.test('a sampled chunk list (large files) round-trips with its offsets; overlaps are refused', async (t) => {
@@ -220,4 +216,21 @@ t.test('a sampled chunk list (large files) round-trips with its offsets; overlap
   t.strictSame(decode(encode(m)), m)
   const overlapping: Message = { t: 'chunks', id: 7, size: 1 << 30, chunks: [chunks[1]!, chunks[0]!], sampled: true }
   t.throws(() => encode(overlapping), { code: 'INTERNAL', message: /overlaps/ })
+})
+
+t.test('data frames, written by hand for speed, read as msgpack the way packr writes them', async (t) => {
+  const plain = new Packr({ useRecords: false, mapsAsObjects: true })
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 0xffff_ffff }), fc.uint8Array({ maxLength: 70_000 }), (id, bytes) => {
+      const frame = encode({ t: 'data', id, bytes })
+      const viaMsgpack = plain.unpack(frame) as { t: string; id: number; bytes: Uint8Array }
+      t.equal(viaMsgpack.t, 'data')
+      t.equal(viaMsgpack.id, id)
+      t.same(Buffer.from(viaMsgpack.bytes), Buffer.from(bytes))
+      t.same(decode(frame), { t: 'data', id, bytes: Buffer.from(bytes) })
+      // and what packr itself writes still decodes the same
+      t.same(decode(plain.pack({ t: 'data', id, bytes })), decode(frame))
+    }),
+    { numRuns: 60 },
+  )
 })

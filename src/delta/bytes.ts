@@ -107,3 +107,17 @@ export function readVarint(next: () => number, what: string): number {
 export function unzigzag(v: number): number {
   return v % 2 === 1 ? -(v + 1) / 2 : v / 2
 }
+
+/**
+ * A reader past the header every dsync binary format starts with: its magic bytes, then a
+ * version byte. BAD_DATA naming `what` when the magic differs ("not a dsync …") or the version
+ * is not `version` (`hint` says what to do about it).
+ */
+export function openFormat(bytes: Uint8Array, magic: readonly number[], version: number, what: string, hint = ''): ByteReader {
+  ensureData(bytes.length > magic.length && magic.every((m, i) => bytes[i] === m), `not a dsync ${what} (bad magic bytes)`)
+  const r = new ByteReader(bytes, what)
+  r.pos = magic.length
+  const got = r.u8()
+  if (got !== version) throw new DsyncError('BAD_DATA', `${what} version ${got} is not supported (this dsync reads version ${version})${hint}`)
+  return r
+}

@@ -1,5 +1,5 @@
-import { DsyncError, ensureData } from '../errors.js'
-import { ByteReader, ByteWriter, unzigzag } from './bytes.js'
+import { ensureData } from '../errors.js'
+import { ByteWriter, openFormat, unzigzag } from './bytes.js'
 import type { OpSink } from './matcher.js'
 
 /** Target bytes [target, target+length) equal seed bytes [seed, seed+length). */
@@ -115,11 +115,7 @@ export function encodeMatches(list: MatchList): Uint8Array {
  * before allocating).
  */
 export function decodeMatches(bytes: Uint8Array): MatchList {
-  ensureData(bytes.length >= 4 && MATCHES_MAGIC.every((m, i) => bytes[i] === m), 'not a dsync match list (bad magic bytes)')
-  const r = new ByteReader(bytes, 'match list')
-  r.pos = MATCHES_MAGIC.length
-  const version = r.u8()
-  if (version !== MATCHES_VERSION) throw new DsyncError('BAD_DATA', `match list version ${version} is not supported (this dsync reads version ${MATCHES_VERSION})`)
+  const r = openFormat(bytes, MATCHES_MAGIC, MATCHES_VERSION, 'match list')
   const seedSize = r.varint()
   const targetSize = r.varint()
   const count = r.varint()

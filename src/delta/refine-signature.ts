@@ -1,6 +1,6 @@
 import { DsyncError, ensureData } from '../errors.js'
 import type { SeedReader } from './apply-delta.js'
-import { ByteReader, ByteWriter } from './bytes.js'
+import { ByteWriter, openFormat } from './bytes.js'
 import { packedKeyBytes, packKeys, unpackKeys } from './key-packing.js'
 import { holesOf, type Hole, type MatchList } from './match-list.js'
 import { rollingHash, weakKey } from './rolling-hash.js'
@@ -182,11 +182,7 @@ export function encodeRefineSignature(sig: RefineSignature): Uint8Array {
  * allocating).
  */
 export function decodeRefineSignature(bytes: Uint8Array, list: MatchList): RefineSignature {
-  ensureData(bytes.length >= 4 && REFINE_MAGIC.every((m, i) => bytes[i] === m), 'not a dsync refinement signature (bad magic bytes)')
-  const r = new ByteReader(bytes, 'refinement signature')
-  r.pos = REFINE_MAGIC.length
-  const version = r.u8()
-  if (version !== REFINE_VERSION) throw new DsyncError('BAD_DATA', `refinement signature version ${version} is not supported (this dsync reads version ${REFINE_VERSION})`)
+  const r = openFormat(bytes, REFINE_MAGIC, REFINE_VERSION, 'refinement signature')
   const blockSize = r.varint()
   const weakBits = r.u8()
   const strongBits = r.u8()

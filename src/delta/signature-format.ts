@@ -1,6 +1,6 @@
-import { DsyncError, ensureData } from '../errors.js'
+import { ensureData } from '../errors.js'
 import { fingerprint } from '../hash/index.js'
-import { ByteReader, ByteWriter } from './bytes.js'
+import { ByteReader, ByteWriter, openFormat } from './bytes.js'
 import { packedKeyBytes, packKeys, unpackKeys } from './key-packing.js'
 import { EMPTY_SIGNATURE, MAX_BLOCK, type Signature } from './signature.js'
 
@@ -50,13 +50,7 @@ export function encodeSignature(sig: Signature): Uint8Array {
  * input's length only.
  */
 export function decodeSignature(bytes: Uint8Array): Signature {
-  const r = new ByteReader(bytes, 'signature')
-  ensureData(bytes.length >= SIGNATURE_MAGIC.length + 1 && SIGNATURE_MAGIC.every((m, i) => bytes[i] === m), 'not a dsync signature (bad magic bytes)')
-  r.pos = SIGNATURE_MAGIC.length
-  const version = r.u8()
-  if (version !== SIGNATURE_VERSION) {
-    throw new DsyncError('BAD_DATA', `signature format version ${version} is not supported (this dsync reads version ${SIGNATURE_VERSION}); make it again with this dsync`)
-  }
+  const r = openFormat(bytes, SIGNATURE_MAGIC, SIGNATURE_VERSION, 'signature', '; make it again with this dsync')
   ensureData(bytes.length >= CHECK_BYTES, 'signature: truncated')
   const body = bytes.subarray(0, bytes.length - CHECK_BYTES)
   const stored = bytes.subarray(bytes.length - CHECK_BYTES)

@@ -8,7 +8,7 @@ import { digestBytes } from '../hash/index.js'
 import type { Chunk, FileDigest, Fingerprint } from '../types.js'
 import { type Candidate, rankCandidates } from './candidates.js'
 import { ContentIndex } from './content-index.js'
-import { type FileRecord, type RecordMeta, type StoredRecord, decodeRecord, decodeRecordMeta, encodeRecord } from './record-codec.js'
+import { type FileRecord, decodeRecord, decodeRecordMeta, encodeRecord } from './record-codec.js'
 import { SketchIndex } from './sketch-index.js'
 import { decodeBase, encodeBase, type SyncBase } from './sync-base.js'
 
@@ -134,15 +134,10 @@ export class Store {
     await this.#env.close()
   }
 
-  /** The record of `path`, or undefined. Synchronous: one lmdb read. */
+  /** The record of `path`, current or not, or undefined. Synchronous: one lmdb read. */
   get(path: string): FileRecord | undefined {
-    return this.lookup(path)?.record
-  }
-
-  /** The record of `path` with the store's bookkeeping (id, racy flag), for scanTree. */
-  lookup(path: string): StoredRecord | undefined {
     const buf = this.#records.get(pathKey(path))
-    return buf === undefined ? undefined : decodeRecord(path, buf)
+    return buf === undefined ? undefined : decodeRecord(path, buf).record
   }
 
   /**
@@ -191,11 +186,19 @@ export class Store {
     })
   }
 
-  /** The record of `path` without its chunk list (the quick check's view), or undefined. */
-  lookupMeta(path: string): RecordMeta | undefined {
+  /**
+   * The record of `path` if it is current: recorded at this size and mtime, and not racy. One
+   * lmdb read; the chunk list is decoded only then (a 1 GiB file's is 131,072 chunks, and a
+   * stale one is of no use).
+   */
+  current(path: string, at: { readonly size: number; readonly mtimeMs: number }): FileRecord | undefined {
     const buf = this.#records.get(pathKey(path))
-    return buf === undefined ? undefined : decodeRecordMeta(path, buf)
+    if (buf === undefined) return undefined
+    const meta = decodeRecordMeta(path, buf)
+    if (meta.racy || meta.size !== at.size || meta.mtimeMs !== at.mtimeMs) return undefined
+    return decodeRecord(path, buf).record
   }
+
 
   /** What this root last synced at `path` (set when a file is received, or found the same as
    *  the sender's): conflict detection and --delete. */

@@ -127,9 +127,7 @@ export class LocalFiles {
     if (e?.kind !== 'file' || (this.#readAll && !this.#readNow.has(path))) return undefined
     const storing = this.#storing.get(path)
     if (storing !== undefined) return storing.size === e.size && storing.mtimeMs === e.mtimeMs ? { ...storing, mode: e.mode } : undefined
-    const meta = this.store.lookupMeta(path)
-    if (meta === undefined || meta.racy || meta.size !== e.size || meta.mtimeMs !== e.mtimeMs) return undefined
-    const rec = this.store.get(path)
+    const rec = this.store.current(path, e)
     return rec === undefined ? undefined : { ...rec, mode: e.mode }
   }
 

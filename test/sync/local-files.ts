@@ -1,9 +1,10 @@
 import { chmod, rm, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { chunkParams } from '../../src/index.js'
-import { Store, scanTree } from '../../src/store/index.js'
+import { chunkParams, type ChunkParams } from '../../src/index.js'
+import { Store } from '../../src/store/index.js'
 import type { DsyncError } from '../../src/errors.js'
+import { LocalFiles } from '../../src/sync/local-files.js'
 import { randomBytes } from '../support/random.js'
 import { TEST_PARAMS as params } from '../support/records.js'
 import { tempTree } from '../support/temp.js'
@@ -22,59 +23,76 @@ async function setup(t: Test, files: Record<string, string | Uint8Array>) {
   return { root, store }
 }
 
-t.test('first scan reads everything; a second reads nothing; after one edit it reads that one', async (t) => {
+/** A session's view of the tree: the walk, then (`index`) every file's content brought up to date. */
+async function scan(
+  root: string,
+  store: Store,
+  opts: { params?: ChunkParams; exclude?: string[]; checksum?: boolean; signal?: AbortSignal; onError?: (e: DsyncError) => void; index?: boolean } = {},
+): Promise<LocalFiles> {
+  const files = await LocalFiles.scan(root, store, {
+    params: opts.params ?? params,
+    signal: opts.signal ?? new AbortController().signal,
+    ...(opts.exclude && { exclude: opts.exclude }),
+    ...(opts.checksum && { checksum: true }),
+    ...(opts.onError && { onError: opts.onError }),
+  })
+  if (opts.index !== false) await files.indexAll()
+  await files.flush()
+  return files
+}
+
+t.test('the walk reads no file; indexing reads each once, then none until one is edited', async (t) => {
   const files = { 'a.txt': 'alpha', 'd/b.bin': randomBytes(1, 5000), 'd/e/c.txt': 'gamma' }
   const { root, store } = await setup(t, files)
-  const read: string[] = []
-  let r = await scanTree(root, store, { params, onFile: (p) => read.push(p) })
+  t.equal((await scan(root, store, { index: false })).filesRead, 0, 'the walk alone reads nothing')
+  let r = await scan(root, store)
   t.equal(r.filesRead, 3)
   t.equal(r.bytesRead, 5010)
-  t.same(read, ['a.txt', 'd/b.bin', 'd/e/c.txt'])
-  t.same(r.entries.map((e) => e.path), ['a.txt', 'd', 'd/b.bin', 'd/e', 'd/e/c.txt'])
+  t.same([...r.entries()].map((e) => e.path), ['a.txt', 'd', 'd/b.bin', 'd/e', 'd/e/c.txt'])
   t.same(store.get('d/b.bin')?.size, 5000)
 
-  r = await scanTree(root, store, { params })
-  t.equal(r.filesRead, 0, 'the no-op scan reads no file')
+  r = await scan(root, store)
+  t.equal(r.filesRead, 0, 'a second pass reads no file')
   t.equal(r.bytesRead, 0)
-  t.match(r.entries.find((e) => e.path === 'd/b.bin'), { kind: 'file', record: { size: 5000 } })
-  t.equal(r.entries.find((e) => e.path === 'd')?.record, undefined)
+  t.match(r.known('d/b.bin'), { size: 5000 })
+  t.equal(r.known('d'), undefined, 'a directory has no record')
 
   await writeFile(join(root, 'd/e/c.txt'), 'GAMMA') // same size: only the mtime tells
   await age(root, ['d/e/c.txt'], 60)
-  read.length = 0
-  r = await scanTree(root, store, { params, onFile: (p) => read.push(p) })
+  r = await scan(root, store)
   t.equal(r.filesRead, 1)
-  t.same(read, ['d/e/c.txt'])
-  t.equal(store.findByDigest(r.entries.find((e) => e.path === 'd/e/c.txt')!.record!.digest)[0], 'd/e/c.txt')
+  t.equal(store.findByDigest(r.known('d/e/c.txt')!.digest)[0], 'd/e/c.txt')
 })
 
 t.test('vanished and newly excluded files lose their records; new files gain one', async (t) => {
   const { root, store } = await setup(t, { 'keep.txt': 'k', 'gone.txt': 'g', 'x.log': 'l' })
-  await scanTree(root, store, { params })
+  await scan(root, store)
   t.same(store.recordPaths().sort(), ['gone.txt', 'keep.txt', 'x.log'])
   await rm(join(root, 'gone.txt'))
   await writeFile(join(root, 'new.txt'), 'n')
   await age(root, ['new.txt'])
-  const r = await scanTree(root, store, { params, exclude: ['*.log'] })
+  const r = await scan(root, store, { exclude: ['*.log'] })
   t.equal(r.filesRead, 1)
   t.same(store.recordPaths().sort(), ['keep.txt', 'new.txt'])
 })
 
-t.test('checksum mode reads every file even when size and mtime match', async (t) => {
+t.test('checksum mode reads every file asked about even when size and mtime match', async (t) => {
   const { root, store } = await setup(t, { a: 'a', b: 'bb' })
-  await scanTree(root, store, { params })
-  const r = await scanTree(root, store, { params, checksum: true })
+  await scan(root, store)
+  const r = await scan(root, store, { checksum: true, index: false })
+  for (const p of ['a', 'b']) await r.record(p)
   t.equal(r.filesRead, 2)
+  await r.record('a')
+  t.equal(r.filesRead, 2, 'once a session')
 })
 
-t.test('a mode change updates the record without reading the file', async (t) => {
+t.test('a mode change is seen without reading the file', async (t) => {
   const { root, store } = await setup(t, { 'run.sh': '#!/bin/sh\n' })
-  await scanTree(root, store, { params })
+  await scan(root, store)
   await chmod(join(root, 'run.sh'), 0o755)
-  const r = await scanTree(root, store, { params })
+  const r = await scan(root, store)
   t.equal(r.filesRead, 0)
-  t.equal(store.get('run.sh')?.mode, 0o755)
-  t.equal(r.entries[0]?.record?.mode, 0o755)
+  t.equal(r.known('run.sh')?.mode, 0o755)
 })
 
 t.test('a file read within the racy window is read again next time, then trusted', async (t) => {
@@ -83,32 +101,32 @@ t.test('a file read within the racy window is read again next time, then trusted
   t.teardown(() => store.close())
   const now = Date.now() / 1000
   await utimes(join(root, 'hot.txt'), now, now + 0.5) // an mtime "now": a same-tick edit could follow
-  t.equal((await scanTree(root, store, { params })).filesRead, 1)
-  t.equal((await scanTree(root, store, { params })).filesRead, 1, 'racy: not trusted yet')
+  t.equal((await scan(root, store)).filesRead, 1)
+  t.equal((await scan(root, store)).filesRead, 1, 'racy: not trusted yet')
   await age(root, ['hot.txt'])
-  t.equal((await scanTree(root, store, { params })).filesRead, 1, 'mtime changed: read')
-  t.equal((await scanTree(root, store, { params })).filesRead, 0, 'old enough: trusted')
+  t.equal((await scan(root, store)).filesRead, 1, 'mtime changed: read')
+  t.equal((await scan(root, store)).filesRead, 0, 'old enough: trusted')
 })
 
-t.test('changed params make the next scan re-read everything', async (t) => {
+t.test('changed params make the next pass re-read everything', async (t) => {
   const { root, store } = await setup(t, { a: randomBytes(2, 3000) })
-  await scanTree(root, store, { params })
+  await scan(root, store)
   await store.close()
   const other = chunkParams({ avg: 1024 })
   const s2 = await Store.open(root, { params: other })
   t.teardown(() => s2.close())
-  t.equal((await scanTree(root, s2, { params: other })).filesRead, 1)
+  t.equal((await scan(root, s2, { params: other })).filesRead, 1)
 })
 
-t.test('an unreadable file is reported through onError and left out; ABORTED stops the scan', async (t) => {
+t.test('an entry the walk cannot carry is reported through onError and left out; ABORTED stops the reads', async (t) => {
   const { root, store } = await setup(t, { 'ok.txt': 'fine', 'bad\\name': 'x' })
   const errors: DsyncError[] = []
-  const r = await scanTree(root, store, { params, onError: (e) => errors.push(e) })
-  t.same(r.entries.map((e) => e.path), ['ok.txt'])
+  const r = await scan(root, store, { onError: (e) => errors.push(e) })
+  t.same([...r.entries()].map((e) => e.path), ['ok.txt'])
   t.match(errors, [{ code: 'UNSAFE_PATH' }])
   const ac = new AbortController()
   ac.abort()
-  await t.rejects(scanTree(root, store, { params, signal: ac.signal, checksum: true }), { code: 'ABORTED' })
+  await t.rejects(scan(root, store, { signal: ac.signal, checksum: true }), { code: 'ABORTED' })
 })
 
 t.test('small files chunked in memory get the same record as the streaming chunker gives', async (t) => {
@@ -116,9 +134,9 @@ t.test('small files chunked in memory get the same record as the streaming chunk
   const sizes = [0, 1, 255, 4096, 100_000, 1024 * 1024, 1024 * 1024 + 1, 3 * 1024 * 1024]
   const files = Object.fromEntries(sizes.map((n, i) => [`f${n}`, randomBytes(20 + i, n)]))
   const { root, store } = await setup(t, files)
-  const r = await scanTree(root, store, { params })
+  const r = await scan(root, store)
   for (const n of sizes) {
     const want = await chunkPath(join(root, `f${n}`), params)
-    t.match(r.entries.find((e) => e.path === `f${n}`)?.record, { size: want.size, digest: want.digest, chunks: want.chunks }, `${n} bytes`)
+    t.match(r.known(`f${n}`), { size: want.size, digest: want.digest, chunks: want.chunks }, `${n} bytes`)
   }
 })

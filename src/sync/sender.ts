@@ -188,9 +188,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       })
     }
   }
-  /** ids of the wants being answered, and the message loop waiting for one to end */
-  const answering = new Set<number>()
-  const onAnswered: (() => void)[] = []
+  /** wants being answered, and the message loop waiting for one to end (it alone waits) */
+  let answering = 0
+  let onAnswered: (() => void) | undefined
 
   try {
     for await (const msg of channel.messages()) {
@@ -198,11 +198,12 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       if (msg.t === 'want') {
         // Answered in a task: the file may have to be read first, and reads overlap. A peer
         // that asks faster than files are read waits here (the receiver keeps 64 asked).
-        if (answering.size >= MAX_ANSWERING) await new Promise<void>((r) => onAnswered.push(r))
-        answering.add(msg.id)
+        if (answering >= MAX_ANSWERING) await new Promise<void>((r) => (onAnswered = r))
+        answering++
         scope.spawn(() => answerWant(msg), () => {
-          answering.delete(msg.id)
-          onAnswered.shift()?.()
+          answering--
+          onAnswered?.()
+          onAnswered = undefined
         })
       } else if (msg.t === 'plan') {
         plans.push(msg)

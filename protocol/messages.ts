@@ -6,10 +6,15 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 1
+export const PROTOCOL_VERSION = 2
 
-/** Every version this build can speak, highest first. `hello` lists them; `auth` picks one. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([1])
+/** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
+ *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); push and pull
+ *  are the same in both. */
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([2, 1])
+
+/** The first version that has the `sync` role. */
+export const SYNC_PROTOCOL_VERSION = 2
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -25,7 +30,7 @@ export const LIMITS = Object.freeze({
   maxExcludes: 256,
   maxFileListBytes: 4 * MiB,
   maxPatternBytes: 1024,
-  /** Entries in one `files` message. */
+  /** Entries in one `files` or `state` message, paths in one `digests`, operations in one `ops`. */
   maxFilesPerMessage: 1000,
   /** Chunks in one `chunks` message (20 bytes each on the wire: 2.5 MiB). Longer lists are split. */
   maxChunksPerMessage: 131072,
@@ -71,7 +76,26 @@ export interface WireSessionOptions {
   /** gitignore-style patterns the sender skips; the receiver protects them from --delete.
    *  At most `LIMITS.maxExcludes`, each at most `LIMITS.maxPatternBytes`. Absent = []. */
   exclude?: string[]
+  /** (sync) the client tree's replica id: 32 hex digits, made once per tree */
+  replica?: string
+  /** (sync) the client machine's name, for conflict copies: `[A-Za-z0-9_.-]{1,64}` */
+  machine?: string
 }
+
+/** `state` entry: a `files` entry and how the path changed on the server since its last sync
+ *  with the client's replica (STATE_STATUS). A deleted path carries its last-synced version. */
+export type WireStateEntry = [path: string, kind: number, size: number, mtimeMs: number, mode: number, extra: Uint8Array | string | null, status: number]
+
+/** `state` entry statuses. */
+export const STATE_STATUS = Object.freeze({ same: 0, changed: 1, new: 2, deleted: 3 } as const)
+
+/** `ops` entry: [op, path, to]: 0 send (listed in the pull phase), 1 move to `to` (before the
+ *  transfers), 2 delete (after them), 3 keep as the conflict copy `to` (a move). */
+export type WireOpEntry = [op: number, path: string, to: string | null]
+export const OP_CODE = Object.freeze({ send: 0, move: 1, delete: 2, conflictCopy: 3 } as const)
+
+/** `step` names, in the order a sync session passes them (PROTOCOL.md §4.2). */
+export const SYNC_STEPS = ['opsEnd', 'opsApplied', 'phaseEnd', 'syncEnd', 'syncDone'] as const
 
 /** Every wire message. Unknown keys are ignored (a newer peer may add optional ones). */
 export type WireMessage =
@@ -81,7 +105,7 @@ export type WireMessage =
       version: number
       mac: Uint8Array
       challenge: Uint8Array
-      role: 'push' | 'pull'
+      role: 'push' | 'pull' | 'sync'
       subdir: string
       options: WireSessionOptions
     }
@@ -130,6 +154,18 @@ export type WireMessage =
    *  on the tree; the sender could not read a file (`path`, `code`: it is not sent). */
   | { t: 'notice'; message: string; path?: string; code?: string }
   | { t: 'error'; code: string; message: string }
+  /** (sync, S→C) the server's tree and how each path changed since the last sync with the
+   *  client's replica: `z` as in `files`, of WireStateEntry. */
+  | { t: 'state'; codec: number; raw: number; z: Uint8Array }
+  /** (sync, S→C) the state is complete; the server tree's replica id and machine name */
+  | { t: 'stateEnd'; replica: string; machine: string }
+  /** (sync) C→S: `paths` whose SHA-256 the client needs; S→C: the same paths and, for each,
+   *  its digest (bin 32) or nil (not a readable file) */
+  | { t: 'digests'; paths: string[]; digests?: (Uint8Array | null)[] }
+  /** (sync, C→S) what the server must do: `z` as in `files`, of WireOpEntry */
+  | { t: 'ops'; codec: number; raw: number; z: Uint8Array }
+  /** (sync) a step of the session is over (see SYNC_STEPS) */
+  | { t: 'step'; name: string }
 
 /** The message type tags. */
 export type WireTag = WireMessage['t']

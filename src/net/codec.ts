@@ -3,8 +3,11 @@ import { compressFrame, decompressFrame } from '../compress/index.js'
 import { DsyncError, type ErrorCode } from '../errors.js'
 import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
 import type { Chunk, FileDigest } from '../types.js'
-import { LIMITS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireSessionOptions } from '../../protocol/messages.js'
-import type { FileEntry, Message, MessageOf, MessageTag, SessionOptions } from './messages.js'
+import {
+  LIMITS, OP_CODE, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireOpEntry, type WireSessionOptions,
+  type WireStateEntry,
+} from '../../protocol/messages.js'
+import type { ChangeStatus, FileEntry, Message, MessageOf, MessageTag, SessionOptions, StateEntry, SyncOp } from './messages.js'
 import { WireFields, checkBytes, checkInt, checkPath, checkStr, isPlainMap, typeName } from './wire-fields.js'
 
 /**
@@ -30,6 +33,9 @@ const DIGEST_BYTES = 32
 const CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/
 const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/
 const KIND_BY_WIRE = ['file', 'dir', 'symlink'] as const
+const STATUS_BY_WIRE = ['same', 'changed', 'new', 'deleted'] as const satisfies readonly ChangeStatus[]
+const OP_BY_WIRE = ['send', 'move', 'delete', 'conflictCopy'] as const
+const REPLICA_PATTERN = /^[0-9a-f]{32}$/
 
 /** Every error code dsync defines: a received `error` with one of these keeps its code. */
 export const KNOWN_ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
@@ -66,7 +72,7 @@ const CODECS: CodecTable = {
       version: f.int('version', 1, U32_MAX),
       mac: f.bytes('mac', { max: LIMITS.macBytes }),
       challenge: f.bytes('challenge', { exact: LIMITS.challengeBytes }),
-      role: f.oneOf('role', ['push', 'pull']),
+      role: f.oneOf('role', ['push', 'pull', 'sync']),
       subdir: f.path('subdir', true),
       options: optionsFromWire(f.map('options')),
     }),
@@ -76,35 +82,8 @@ const CODECS: CodecTable = {
     fromWire: (f) => ({ t: 'welcome', version: f.int('version', 1, U32_MAX), mac: f.bytes('mac', { max: LIMITS.macBytes }) }),
   },
   files: {
-    toWire: (m) => {
-      if (m.entries.length > LIMITS.maxFilesPerMessage) {
-        throw internal(`'files' with ${m.entries.length} entries; send at most ${LIMITS.maxFilesPerMessage} per message`)
-      }
-      const packed = packr.pack(m.entries.map(entryToWire))
-      if (packed.length > LIMITS.maxFileListBytes) throw internal(`'files' list of ${packed.length} bytes; send fewer entries per message`)
-      const frame = compressFrame(packed)
-      return { t: 'files', codec: frame.codec, raw: packed.length, z: frame.data }
-    },
-    fromWire: (f) => {
-      const raw = f.int('raw', 0, LIMITS.maxFileListBytes)
-      const codec = f.int('codec', 0, 255)
-      const z = f.bytes('z', { max: LIMITS.maxFrameBytes })
-      let packed: Uint8Array
-      try {
-        packed = decompressFrame(codec, z, raw)
-      } catch (err) {
-        throw f.bad('z', `does not decompress to ${raw} bytes with codec ${codec}`, err)
-      }
-      let list: unknown
-      try {
-        list = packr.unpack(packed)
-      } catch (err) {
-        throw f.bad('z', 'does not hold a msgpack entry list', err)
-      }
-      if (!Array.isArray(list)) throw f.bad('z', `must hold an array of entries, got ${typeName(list)}`)
-      if (list.length > LIMITS.maxFilesPerMessage) throw f.bad('z', `holds ${list.length} entries, more than ${LIMITS.maxFilesPerMessage}`)
-      return { t: 'files', entries: list.map((e: unknown, i) => entryFromWire(f, i, e)) }
-    },
+    toWire: (m) => ({ t: 'files', ...packList('files', m.entries.map(entryToWire)) }),
+    fromWire: (f) => ({ t: 'files', entries: unpackList(f).map((e, i) => entryFromWire(f, i, e)) }),
   },
   filesEnd: {
     toWire: () => ({ t: 'filesEnd' }),
@@ -187,6 +166,92 @@ const CODECS: CodecTable = {
     toWire: (m) => ({ t: 'error', code: m.code, message: m.message }),
     fromWire: (f) => ({ t: 'error', code: f.str('code', 64, CODE_PATTERN), message: f.str('message', LIMITS.maxTextBytes) }),
   },
+  state: {
+    toWire: (m) => ({ t: 'state', ...packList('state', m.entries.map((e): WireStateEntry => [...entryToWire(e), STATE_STATUS[e.status]])) }),
+    fromWire: (f) => ({
+      t: 'state',
+      entries: unpackList(f).map((raw, i): StateEntry => {
+        const entry = entryFromWire(f, i, raw)
+        const status = STATUS_BY_WIRE[checkInt(f, `entries[${i}].status`, (raw as unknown[])[6], 0, STATUS_BY_WIRE.length - 1)]!
+        return { ...entry, status }
+      }),
+    }),
+  },
+  stateEnd: {
+    toWire: (m) => ({ t: 'stateEnd', replica: m.replica, machine: m.machine }),
+    fromWire: (f) => ({ t: 'stateEnd', replica: f.str('replica', 32, REPLICA_PATTERN), machine: f.str('machine', 64, NAME_PATTERN) }),
+  },
+  digests: {
+    toWire: (m) => {
+      if (m.paths.length > LIMITS.maxFilesPerMessage) throw internal(`'digests' with ${m.paths.length} paths; send at most ${LIMITS.maxFilesPerMessage}`)
+      return {
+        t: 'digests', paths: m.paths,
+        ...(m.digests !== undefined && { digests: m.digests.map((d) => (d === undefined ? null : Buffer.from(d, 'hex'))) }),
+      }
+    },
+    fromWire: (f) => {
+      const paths = f.array('paths', LIMITS.maxFilesPerMessage).map((p, i) => checkPath(f, `paths[${i}]`, p, false))
+      if (!f.has('digests')) return { t: 'digests', paths }
+      const raw = f.array('digests', LIMITS.maxFilesPerMessage)
+      if (raw.length !== paths.length) throw f.bad('digests', `has ${raw.length} items for ${paths.length} paths`)
+      const digests = raw.map((d, i) => {
+        if (d === null) return undefined
+        const digest = parseFileDigest(Buffer.from(checkBytes(f, `digests[${i}]`, d, { exact: DIGEST_BYTES })).toString('hex'))
+        if (digest === undefined) throw f.bad(`digests[${i}]`, 'is not a SHA-256 digest')
+        return digest
+      })
+      return { t: 'digests', paths, digests }
+    },
+  },
+  ops: {
+    toWire: (m) => ({ t: 'ops', ...packList('ops', m.ops.map((o): WireOpEntry => [OP_CODE[o.op], o.path, 'to' in o ? o.to : null])) }),
+    fromWire: (f) => ({ t: 'ops', ops: unpackList(f).map((raw, i) => opFromWire(f, i, raw)) }),
+  },
+  step: {
+    toWire: (m) => ({ t: 'step', name: m.name }),
+    fromWire: (f) => ({ t: 'step', name: f.oneOf('name', SYNC_STEPS) }),
+  },
+}
+
+/** A list message's payload: the msgpack array of `items`, compressed as one frame. */
+function packList(tag: string, items: readonly unknown[]): { codec: number; raw: number; z: Uint8Array } {
+  if (items.length > LIMITS.maxFilesPerMessage) throw internal(`'${tag}' with ${items.length} entries; send at most ${LIMITS.maxFilesPerMessage} per message`)
+  const packed = packr.pack(items)
+  if (packed.length > LIMITS.maxFileListBytes) throw internal(`'${tag}' list of ${packed.length} bytes; send fewer entries per message`)
+  const frame = compressFrame(packed)
+  return { codec: frame.codec, raw: packed.length, z: frame.data }
+}
+
+/** The items of a list message (`files`, `state`, `ops`), still unchecked one by one. */
+function unpackList(f: WireFields): readonly unknown[] {
+  const raw = f.int('raw', 0, LIMITS.maxFileListBytes)
+  const codec = f.int('codec', 0, 255)
+  const z = f.bytes('z', { max: LIMITS.maxFrameBytes })
+  let packed: Uint8Array
+  try {
+    packed = decompressFrame(codec, z, raw)
+  } catch (err) {
+    throw f.bad('z', `does not decompress to ${raw} bytes with codec ${codec}`, err)
+  }
+  let list: unknown
+  try {
+    list = packr.unpack(packed)
+  } catch (err) {
+    throw f.bad('z', 'does not hold a msgpack entry list', err)
+  }
+  if (!Array.isArray(list)) throw f.bad('z', `must hold an array of entries, got ${typeName(list)}`)
+  if (list.length > LIMITS.maxFilesPerMessage) throw f.bad('z', `holds ${list.length} entries, more than ${LIMITS.maxFilesPerMessage}`)
+  return list
+}
+
+function opFromWire(f: WireFields, i: number, raw: unknown): SyncOp {
+  const at = `ops[${i}]`
+  if (!Array.isArray(raw) || raw.length < 3) throw f.bad(at, 'must be an array of 3 fields [op, path, to]')
+  const [code, path, to] = raw as unknown[]
+  const op = OP_BY_WIRE[checkInt(f, `${at}.op`, code, 0, OP_BY_WIRE.length - 1)]!
+  const p = checkPath(f, `${at}.path`, path, false)
+  if (op === 'send' || op === 'delete') return { op, path: p }
+  return { op, path: p, to: checkPath(f, `${at}.to`, to, false) }
 }
 
 /** Encodes a message as one frame payload. The result stays valid after later calls.
@@ -256,6 +321,8 @@ function optionsToWire(o: SessionOptions): WireSessionOptions {
   return {
     dryRun: o.dryRun, delete: o.delete, checksum: o.checksum, threshold: o.threshold, metric: o.metric, force: o.force,
     ...(o.exclude.length > 0 && { exclude: o.exclude }),
+    ...(o.replica !== undefined && { replica: o.replica }),
+    ...(o.machine !== undefined && { machine: o.machine }),
   }
 }
 
@@ -270,6 +337,8 @@ function optionsFromWire(f: WireFields): SessionOptions {
     exclude: f.has('exclude')
       ? f.array('exclude', LIMITS.maxExcludes).map((v, i) => checkStr(f, `exclude[${i}]`, v, LIMITS.maxPatternBytes))
       : [],
+    ...(f.has('replica') && { replica: f.str('replica', 32, REPLICA_PATTERN) }),
+    ...(f.has('machine') && { machine: f.str('machine', 64, NAME_PATTERN) }),
   }
 }
 

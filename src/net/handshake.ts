@@ -1,5 +1,5 @@
 import { DsyncError, isDsyncError } from '../errors.js'
-import { SUPPORTED_VERSIONS } from '../../protocol/messages.js'
+import { SUPPORTED_VERSIONS, SYNC_PROTOCOL_VERSION } from '../../protocol/messages.js'
 import { clientMac, newChallenge, serverMac, verifyMac } from './auth.js'
 import type { FrameChannel } from './channel.js'
 import type { Message, Role, SessionOptions } from './messages.js'
@@ -49,6 +49,9 @@ export async function serverHandshake(channel: FrameChannel, opts: ServerHandsha
       'PROTOCOL_VERSION',
       `the client chose protocol version ${auth.version}; this server speaks ${versions.join(', ')}; upgrade dsync on the older side`,
     )
+  }
+  if (auth.role === 'sync' && auth.version < SYNC_PROTOCOL_VERSION) {
+    throw new DsyncError('PROTOCOL_VERSION', `the sync role needs protocol version ${SYNC_PROTOCOL_VERSION}; the client chose ${auth.version}`)
   }
   const transcript = {
     version: auth.version, serverChallenge, clientChallenge: auth.challenge, role: auth.role, subdir: auth.subdir,
@@ -100,6 +103,15 @@ export async function clientHandshake(channel: FrameChannel, opts: ClientHandsha
     throw err
   }
   const version = Math.max(...common)
+  if (opts.role === 'sync' && version < SYNC_PROTOCOL_VERSION) {
+    const err = new DsyncError(
+      'PROTOCOL_VERSION',
+      `${where}: the server speaks protocol version ${hello.versions.join(', ')}; two-way sync needs version ${SYNC_PROTOCOL_VERSION}: ` +
+        'upgrade dsync on the server (push and pull work with it as it is)',
+    )
+    channel.fail(err)
+    throw err
+  }
   const transcript = { version, serverChallenge: hello.challenge, clientChallenge: newChallenge(), role: opts.role, subdir }
   await channel.send({
     t: 'auth',

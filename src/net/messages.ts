@@ -16,7 +16,7 @@ export type Message =
       version: number
       mac: Uint8Array
       challenge: Uint8Array
-      role: 'push' | 'pull'
+      role: Role
       subdir: string
       options: SessionOptions
     }
@@ -68,8 +68,20 @@ export type Message =
   | { t: 'notice'; message: string; path?: string; code?: string }
   /** either way: fatal for the session. Surfaces from `Channel.messages()` as a thrown DsyncError. */
   | { t: 'error'; code: string; message: string }
-
-/** The message type tags. */
+  /** (sync, S→C) part of the server's tree, each path with how it changed since the last sync
+   *  with the client's replica; at most `LIMITS.maxFilesPerMessage` entries. */
+  | { t: 'state'; entries: StateEntry[] }
+  /** (sync, S→C) the state is complete: the server tree's replica id and machine name. */
+  | { t: 'stateEnd'; replica: string; machine: string }
+  /** (sync) C→S: send me these files' SHA-256; S→C: here they are, one per path (undefined:
+   *  not a readable regular file). */
+  | { t: 'digests'; paths: string[]; digests?: (FileDigest | undefined)[] }
+  /** (sync, C→S) part of what the server must do, at most `LIMITS.maxFilesPerMessage`. */
+  | { t: 'ops'; ops: SyncOp[] }
+  /** (sync) a step of the session is over: `opsEnd` (C→S, all ops sent), `opsApplied` (S→C, after the moves),
+   *  `phaseEnd` (by the sender of a phase, after its receiver's `done`), `syncEnd` (C→S),
+   *  `syncDone` (S→C: deletions done, state recorded). */
+  | { t: 'step'; name: SyncStep }
 export type MessageTag = Message['t']
 /** The message with tag `T`. */
 export type MessageOf<T extends MessageTag> = Extract<Message, { t: T }>
@@ -96,7 +108,29 @@ export interface SessionOptions {
   force: boolean
   /** gitignore-style patterns the sender skips; the receiver protects them from --delete */
   exclude: string[]
+  /** (sync) the client tree's replica id (32 hex digits) */
+  replica?: string
+  /** (sync) the client machine's name, for the conflict copies made of its versions */
+  machine?: string
 }
 
-/** Session roles, named for what the client does. */
-export type Role = 'push' | 'pull'
+/** (sync) Since the last sync between two replicas, how a path changed on one side. */
+export type ChangeStatus = 'same' | 'changed' | 'new' | 'deleted'
+
+/** (sync) One path of a side's tree with its change since the last sync. `deleted`: the entry
+ *  is what was last synced (the path is gone now). */
+export interface StateEntry extends FileEntry {
+  status: ChangeStatus
+}
+
+/** (sync) What the client asks the server to do with its tree. */
+export type SyncOp =
+  | { op: 'send'; path: string } // list it in the pull phase
+  | { op: 'move'; path: string; to: string } // rename it before the transfers (a rename made on the client)
+  | { op: 'conflictCopy'; path: string; to: string } // keep it as a conflict copy (a move) before the transfers
+  | { op: 'delete'; path: string } // delete it after the transfers, if still as listed
+
+export type SyncStep = 'opsEnd' | 'opsApplied' | 'phaseEnd' | 'syncEnd' | 'syncDone'
+
+/** Session roles, named for what the client does; `sync` goes both ways (protocol 2). */
+export type Role = 'push' | 'pull' | 'sync'

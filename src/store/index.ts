@@ -11,3 +11,4 @@ export { SketchIndex, POST_EXTRA_LEVEL, MAX_SKETCH_POSTINGS, INDEX_ANCHORS, INDE
 export { type SketchScanResult, updateSketchIndex } from './sketch-scan.js'
 export { type SimilarFile, findSimilar, metricOf } from './similar-files.js'
 export { type SimilarPair, type SimilarGroup, groupSimilar } from './similar-groups.js'
+export { PairBases, newReplicaId, type PairBase } from './pair-bases.js'

@@ -11,6 +11,7 @@ import { ContentIndex } from './content-index.js'
 import { type FileRecord, decodeRecord, decodeRecordMeta, encodeRecord } from './record-codec.js'
 import { SketchIndex } from './sketch-index.js'
 import { decodeBase, encodeBase, type SyncBase } from './sync-base.js'
+import { PairBases } from './pair-bases.js'
 
 /** File of the lmdb environment inside `<root>/.dsync/` (lmdb adds `state.mdb-lock` beside it). */
 export const STORE_FILE_NAME = 'state.mdb'
@@ -75,6 +76,7 @@ export class Store {
   readonly #bases: Database<Buffer, Buffer>
   readonly #index: ContentIndex
   #sketches: SketchIndex | undefined
+  #pairBases: PairBases | undefined
 
   private constructor(dir: string, env: RootDatabase) {
     this.#dir = dir
@@ -238,6 +240,11 @@ export class Store {
   candidates(chunks: readonly Chunk[], opts: { limit?: number; exclude?: readonly string[] } = {}): Candidate[] {
     const source = { idsWithFingerprint: (fp: Fingerprint) => this.#index.idsWithFingerprint(fp), pathOf: (id: number) => this.#paths.get(id) }
     return rankCandidates(chunks, source, opts)
+  }
+
+  /** What this root last synced with each peer replica (two-way sync), and its own replica id. */
+  pairBases(): PairBases {
+    return (this.#pairBases ??= new PairBases(this.#env))
   }
 
   /** The similarity index of this root (`dsync similar`, `dsync groups`), in its own databases. */

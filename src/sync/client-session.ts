@@ -1,4 +1,11 @@
-import { resolve } from 'node:path'
+import { stat } from 'node:fs/promises'
+import { hostname } from 'node:os'
+import { join, resolve } from 'node:path'
+import { STATE_DIR_NAME } from '../fs/index.js'
+import { newReplicaId, STORE_FILE_NAME } from '../store/index.js'
+import { machineName } from './conflict.js'
+import { runSyncClient } from './two-way/sync-client.js'
+import type { Prefer, SyncPlan } from './two-way/reconcile.js'
 import { DsyncError } from '../errors.js'
 import { CLOSE, connectTransport, withBandwidthLimit, withIdleTimeout, type Role, type SessionOptions } from '../net/index.js'
 import { runReceiver } from './receiver.js'
@@ -6,7 +13,7 @@ import { SyncReport, type FileEvent } from './report.js'
 import { runSender } from './sender.js'
 import { withLocalTree } from './local-tree.js'
 import { TreeLock } from './tree-lock.js'
-import { ensureDirectory, sessionOptions, SYNC_CHUNK_PARAMS, type SyncResult } from './session.js'
+import { ensureDirectory, sessionOptions, SYNC_CHUNK_PARAMS, withStore, type SyncResult } from './session.js'
 
 /** How to reach the server and what to ask of the session. */
 export interface ClientOptions extends Partial<SessionOptions> {
@@ -29,6 +36,23 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly idleTimeoutMs?: number
   /** file data at most this fast, either way, in bytes per second; 0 or absent: no limit */
   readonly bytesPerSecond?: number
+  /** (sync) how a file changed on both sides is settled; default keep-both */
+  readonly prefer?: Prefer
+  /** (sync) false: deletions are not made on the other side (the file comes back); default true */
+  readonly propagateDeletes?: boolean
+  /** (sync) this machine's name in conflict copies; default the host name */
+  readonly machine?: string
+}
+
+/** A tree's replica id, read without creating anything; a new one for a tree with no state yet
+ *  (stored when the session opens the store). */
+async function localReplicaId(root: string): Promise<string> {
+  try {
+    await stat(join(root, STATE_DIR_NAME, STORE_FILE_NAME))
+  } catch {
+    return newReplicaId()
+  }
+  return withStore(root, async (store) => store.pairBases().peekReplicaId() ?? newReplicaId())
 }
 
 /**
@@ -41,7 +65,9 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
   // A push needs its tree first; a pull creates its directory (and state) only once the server
   // has let it in: a wrong token or a wrong URL leaves nothing behind.
   if (role === 'push') await ensureDirectory(root, false)
-  const options = sessionOptions(o)
+  const replica = role === 'sync' ? await localReplicaId(root) : undefined
+  const machine = role === 'sync' ? machineName(o.machine ?? hostname()) : undefined
+  const options = { ...sessionOptions(o), ...(replica !== undefined && { replica, machine }) }
   const transport = await connectTransport(url, {
     token: o.token, role, options, signal: o.signal,
     ...(o.ca && { ca: o.ca }), ...(o.rsh !== undefined && { rsh: o.rsh }), ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
@@ -53,13 +79,20 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
   o.signal.addEventListener('abort', stop, { once: true })
   try {
     const run = (): Promise<SyncResult> =>
-      withLocalTree(root, { create: role === 'pull', dryRun: options.dryRun }, async (tree, store) => {
+      withLocalTree(root, { create: role !== 'push', dryRun: options.dryRun }, async (tree, store) => {
         const report = new SyncReport(o.onEvent, o.onProgress)
         const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, ...(o.onNotice && { onNotice: o.onNotice }) }
         const started = Date.now()
+        let plan: SyncPlan | undefined
         if (role === 'push') await runSender(channel, { ...deps, ...(o.onBytes && { onBytes: o.onBytes }) })
-        else await runReceiver(channel, { ...deps, now: () => new Date() })
-        return { events: report.events, summary: report.summary(channel.stats, Date.now() - started) }
+        else if (role === 'pull') await runReceiver(channel, { ...deps, now: () => new Date() })
+        else {
+          if (!options.dryRun) await store.pairBases().replicaId(replica)
+          plan = await runSyncClient(channel, {
+            ...deps, now: () => new Date(), prefer: o.prefer ?? 'keep-both', propagateDeletes: o.propagateDeletes ?? true, machine: machine!,
+          })
+        }
+        return { events: report.events, summary: report.summary(channel.stats, Date.now() - started), ...(plan && { plan }) }
       })
     // A pull writes this tree: one writer at a time, as on a server (another pull, or a
     // `dsync serve` of this directory).
@@ -67,7 +100,7 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
       o.onNotice?.('waiting for another dsync session on this directory to finish')
       return () => undefined
     }
-    const result = role === 'pull' && !options.dryRun ? await new TreeLock(root).hold(waiting, o.signal, run) : await run()
+    const result = role !== 'push' && !options.dryRun ? await new TreeLock(root).hold(waiting, o.signal, run) : await run()
     channel.close()
     return result
   } catch (err) {
@@ -86,6 +119,12 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
 /** `dsync push LOCAL_DIR URL`: this side sends, the server receives. */
 export function push(localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
   return runClient('push', localDir, url, o)
+}
+
+/** `dsync sync LOCAL_DIR URL`: both ways, by the state of the last sync between the two trees
+ *  (creating LOCAL_DIR if needed). The result has the plan. */
+export function sync(localDir: string, url: string, o: ClientOptions): Promise<SyncResult> {
+  return runClient('sync', localDir, url, o)
 }
 
 /** `dsync pull URL LOCAL_DIR`: the server sends, this side receives (creating LOCAL_DIR if needed). */

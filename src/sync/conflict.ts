@@ -26,14 +26,25 @@ export function checkOverwrite(f: {
   return isBase(f.incoming, f.base) ? 'kept' : 'conflict'
 }
 
-/** The name a conflict copy gets, beside the file: `notes/plan.dsync-conflict-20261121-143000.txt`. */
-export function conflictCopyPath(path: string, now: Date): string {
+/**
+ * The name a conflict copy gets, beside the file: `notes/plan.dsync-conflict-20261121-143000.txt`,
+ * or with the machine whose version it holds (two-way sync: both sides end with both
+ * versions, so the name says whose it is): `notes/plan.dsync-conflict-home-20261121-143000.txt`.
+ */
+export function conflictCopyPath(path: string, now: Date, machine?: string): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
   const ext = posix.extname(path) // '' for "Makefile" and ".bashrc"
-  return `${path.slice(0, path.length - ext.length)}.dsync-conflict-${stamp}${ext}`
+  const who = machine === undefined ? '' : `${machineName(machine)}-`
+  return `${path.slice(0, path.length - ext.length)}.dsync-conflict-${who}${stamp}${ext}`
 }
 
-/** True for a name `conflictCopyPath` makes: the receiver's own kept version of a file. */
+/** A host name as it may appear in a file name and on the wire: `[A-Za-z0-9_.-]{1,64}`. */
+export function machineName(host: string): string {
+  const name = host.replace(/[^A-Za-z0-9_.-]/g, '-').replace(/^\.+/, '').slice(0, 64)
+  return name === '' ? 'unknown' : name
+}
+
+/** True for a name `conflictCopyPath` makes: a side's own kept version of a file. */
 export function isConflictCopy(path: string): boolean {
-  return /\.dsync-conflict-\d{8}-\d{6}(\.[^/]*)?$/.test(path)
+  return /\.dsync-conflict-([A-Za-z0-9_.-]+-)?\d{8}-\d{6}(-\d+)?(\.[^/]*)?$/.test(path)
 }

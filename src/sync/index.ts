@@ -1,5 +1,5 @@
 /** Sync: the sender and receiver roles, and the push / pull / serve flows that place them. */
-export { push, pull, type ClientOptions } from './client-session.js'
+export { push, pull, sync, type ClientOptions } from './client-session.js'
 export { serve, type ServeOptions, type SyncServer } from './serve.js'
 export { serveStdio, type ServeStdioOptions } from './serve-stdio.js'
 export { runServedSession, type ServedSessionOptions } from './served-session.js'
@@ -8,3 +8,5 @@ export { runReceiver, type ReceiverDeps } from './receiver.js'
 export { SyncReport, type Action, type FileEvent, type SyncSummary } from './report.js'
 export { sessionOptions, SYNC_CHUNK_PARAMS, type SyncResult } from './session.js'
 export { checkOverwrite, conflictCopyPath, type OverwriteVerdict } from './conflict.js'
+export { reconcile, digestsNeeded, type SyncPlan, type Decision, type Prefer, type Move, type Side } from './two-way/reconcile.js'
+export { sideState, sameVersion } from './two-way/changes.js'

@@ -10,7 +10,7 @@ import {
 import { FileDigester } from '../hash/index.js'
 import type { Channel, FileEntry, Message, SessionOptions } from '../net/index.js'
 import { metricByName, profile } from '../similarity/index.js'
-import { sameMtime, sampleChunks, type FileRecord, type Store } from '../store/index.js'
+import { sameMtime, sampleChunks, type FileRecord, type Store, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
 import { checkOverwrite, conflictCopyPath } from './conflict.js'
@@ -33,6 +33,12 @@ export interface ReceiverDeps {
   readonly now: () => Date
   /** called with what the peer says in a `notice` that concerns no file */
   readonly onNotice?: (message: string) => void
+  /** this side's tree, already walked (two-way sync walks it once for both roles); default:
+   *  walked at the start */
+  readonly files?: LocalFiles
+  /** the version a file may be overwritten from without a conflict; default: its sync base
+   *  (two-way sync: the version this side listed, so an edit made during the sync is kept) */
+  readonly baseOf?: (path: string) => SyncBase | undefined
 }
 
 /** The relative parent of a relative path: '' for a top-level name. */
@@ -198,6 +204,11 @@ class Receiver {
   }
 
   async #scan(): Promise<void> {
+    if (this.d.files !== undefined) {
+      this.#files = this.d.files
+      for (const e of this.#files.entries()) if (e.kind === 'dir') this.#knownDirs.add(e.path)
+      return
+    }
     const temps: string[] = []
     this.#files = await LocalFiles.scan(this.d.root, this.d.store, {
       params: this.d.params,
@@ -449,7 +460,7 @@ class Receiver {
       const verdict = checkOverwrite({
         current: mine,
         incoming: { size: t.size ?? e.size, mtimeMs: e.mtimeMs, digest },
-        base: this.d.store.getBase(e.path),
+        base: this.d.baseOf !== undefined ? this.d.baseOf(e.path) : this.d.store.getBase(e.path),
         force: this.d.options.force,
       })
       if (verdict === 'kept') {

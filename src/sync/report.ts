@@ -12,6 +12,7 @@ export type Action =
   | 'dir' // directory created
   | 'symlink' // symlink created or retargeted
   | 'deleted'
+  | 'moved' // (two-way sync) renamed from `seed`: a rename made on the other side, or a conflict copy
   | 'conflict' // both sides changed: the receiver's version kept as `conflictCopy`, sender's written
   | 'kept' // changed on the receiver only: not overwritten (pull to get it)
   | 'error'
@@ -29,6 +30,8 @@ export interface FileEvent {
   readonly conflictCopy?: string
   readonly code?: string
   readonly message?: string
+  /** (two-way sync) the side the action happened on: `remote` (sent there, or done there) or `local` */
+  readonly side?: 'local' | 'remote'
 }
 
 export interface SyncSummary {

@@ -26,6 +26,11 @@ export interface SenderDeps {
   readonly onBytes?: (bytes: number) => void
   /** called with what the peer says in a `notice` (e.g. that the server waits for the tree) */
   readonly onNotice?: (message: string) => void
+  /** this side's tree, already walked (two-way sync walks it once for both roles) */
+  readonly files?: LocalFiles
+  /** list only these paths (and the directories above them): two-way sync sends what its
+   *  plan says, not the whole tree */
+  readonly only?: ReadonlySet<string>
 }
 
 /** File-list batch size: keeps each `files` message far below the frame limit. */
@@ -64,9 +69,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     out.post({ t: 'notice', message: err.message, code: err.code, ...(err.path !== undefined && { path: err.path }) })
   }
   // The walk alone: a file is read when the receiver asks for it (or, with --checksum, all are).
-  const files = await LocalFiles.scan(d.root, d.store, {
+  const files = d.files ?? await LocalFiles.scan(d.root, d.store, {
     params: d.params, exclude: d.options.exclude, checksum: d.options.checksum, keepContent: !d.options.checksum, signal, onError: skipped,
   })
+  const listed_ = d.only === undefined ? undefined : withParents(d.only)
   const digests = new Map<string, FileRecord['digest']>()
   if (d.options.checksum) {
     await Promise.all([...files.entries()].filter((e) => e.kind === 'file').map(async (e) => {
@@ -76,6 +82,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   }
   const entries: FileEntry[] = []
   for (const e of files.entries()) {
+    if (listed_ !== undefined && !listed_.has(e.path)) continue
     if (e.kind === 'file') {
       if (d.options.checksum && !digests.has(e.path)) continue // vanished or unreadable
       d.report.countFile(e.size)
@@ -245,6 +252,19 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     else d.report.add({ path, action: 'unchanged', size: files.get(path)?.size ?? 0 })
   }
   d.report.countScan(files.filesRead)
+}
+
+/** `paths` and every directory above them. */
+function withParents(paths: ReadonlySet<string>): Set<string> {
+  const out = new Set(paths)
+  for (const p of paths) {
+    for (let i = p.lastIndexOf('/'); i > 0; i = p.lastIndexOf('/', i - 1)) {
+      const dir = p.slice(0, i)
+      if (out.has(dir)) break
+      out.add(dir)
+    }
+  }
+  return out
 }
 
 function eventFromResult(m: ResultMessage, s: DeltaStats | undefined): FileEvent {

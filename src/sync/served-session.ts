@@ -5,6 +5,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, withIdleTimeout, type Channel, type Session } 
 import { runReceiver } from './receiver.js'
 import { SyncReport } from './report.js'
 import { runSender } from './sender.js'
+import { runSyncServer } from './two-way/sync-server.js'
 import { withLocalTree } from './local-tree.js'
 import { SYNC_CHUNK_PARAMS } from './session.js'
 import type { TreeLock } from './tree-lock.js'
@@ -23,7 +24,7 @@ export interface ServedSessionOptions {
 
 /**
  * One session on the server side, after the handshake: the receiver role for a push, the
- * sender role for a pull, in the subdir the client named (created for a push, as rsync creates
+ * sender role for a pull, both in turn for a two-way sync, in the subdir the client named (created for a push, as rsync creates
  * its destination), and one log line of totals. The same for every transport (`serve`,
  * `serve --stdio`). A session that must wait for the tree tells its client so.
  */
@@ -36,12 +37,13 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
   }
   await o.lock.hold(() => waitingNotices(channel, s.peer, o.log), o.signal, async () => {
     // A dry run creates nothing here either (no directory, no state folder): withLocalTree.
-    await withLocalTree(base, { create: s.role === 'push', dryRun: s.options.dryRun }, async (tree, store) => {
+    await withLocalTree(base, { create: s.role !== 'pull', dryRun: s.options.dryRun }, async (tree, store) => {
       const report = new SyncReport()
       const started = Date.now()
       const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal }
       try {
         if (s.role === 'push') await runReceiver(channel, { ...deps, now: () => new Date() })
+        else if (s.role === 'sync') await runSyncServer(channel, s.options.replica, { ...deps, now: () => new Date() })
         else await runSender(channel, deps)
       } catch (err) {
         throw isDsyncError(err) ? err : new DsyncError('INTERNAL', `session failed: ${String(err)}`, { cause: err })

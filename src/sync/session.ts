@@ -6,6 +6,7 @@ import type { SessionOptions } from '../net/index.js'
 import { Store } from '../store/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../similarity/index.js'
 import type { FileEvent, SyncSummary } from './report.js'
+import type { SyncPlan } from './two-way/reconcile.js'
 
 /** Chunk params every dsync uses for sync: both sides must cut the same way. */
 export const SYNC_CHUNK_PARAMS: ChunkParams = chunkParams()
@@ -27,6 +28,8 @@ export function sessionOptions(o: Partial<SessionOptions> = {}): SessionOptions 
 export interface SyncResult {
   readonly events: readonly FileEvent[]
   readonly summary: SyncSummary
+  /** (two-way sync) what the plan was: with --dry-run, all there is */
+  readonly plan?: SyncPlan
 }
 
 /** Checks that `dir` is a directory (creating it when `create`); NOT_FOUND / NOT_A_FILE otherwise. */

@@ -1,10 +1,20 @@
 import type { DsyncError } from '../errors.js'
-import type { FileEvent, SyncSummary } from '../sync/index.js'
+import type { Decision, FileEvent, SyncResult, SyncSummary } from '../sync/index.js'
 import { EXIT_CODES } from './exit-codes.js'
 import { formatBytes, formatPercent } from './options.js'
 
-/** One itemized line per file event (`-v`), e.g. `delta      notes/plan.txt  from notes/plan.txt at 93.1%`. */
+/** Where a two-way event happened: → written on the remote side, ← on this side, ⇄ a conflict, ✗ a deletion. */
+function sideMark(e: FileEvent): string {
+  if (e.side === undefined) return ''
+  if (e.action === 'conflict') return '⇄ '
+  if (e.action === 'deleted') return '✗ '
+  return e.side === 'remote' ? '→ ' : '← '
+}
+
+/** One itemized line per file event (`-v`), e.g. `delta      notes/plan.txt  from notes/plan.txt at 93.1%`;
+ *  a two-way sync's start with where it happened (`→ delta …` on the remote side). */
 export function formatEvent(e: FileEvent): string {
+  const where = e.side === undefined || e.action === 'conflict' ? '' : ` (${e.side})`
   const sim = e.similarity === undefined ? '' : ` at ${formatPercent(e.similarity)}`
   const detail = ((): string => {
     switch (e.action) {
@@ -17,7 +27,10 @@ export function formatEvent(e: FileEvent): string {
       case 'copy':
         return `copy of ${e.seed}`
       case 'conflict':
+        if (e.side !== undefined) return e.message ?? ''
         return `changed on both sides: the receiver's version is kept as ${e.conflictCopy}`
+      case 'moved':
+        return `from ${e.seed}${e.message ? ` (${e.message})` : ''}`
       case 'kept':
       case 'error':
         return e.message ?? e.code ?? ''
@@ -27,7 +40,39 @@ export function formatEvent(e: FileEvent): string {
         return ''
     }
   })()
-  return `${e.action.padEnd(10)} ${e.path}${detail ? '  ' + detail : ''}`
+  return `${sideMark(e)}${e.action.padEnd(10)} ${e.path}${where}${detail ? '  ' + detail : ''}`
+}
+
+const DECISION_MARK: Readonly<Record<Decision['outcome'], string>> = {
+  send: '→', receive: '←', move: '↷', delete: '✗', conflict: '⇄', resolved: '⇄', kept: '⇄',
+}
+
+/** A two-way plan's line (`dsync sync -n`): `→ send      notes/a.txt  new on the local side`. */
+export function formatDecision(d: Decision): string {
+  const what = d.outcome === 'move' ? `${d.path} (${d.side}, from ${d.from})` : d.outcome === 'delete' ? `${d.path} (${d.side})` : d.path
+  return `${DECISION_MARK[d.outcome]} ${d.outcome.padEnd(9)} ${what}  ${d.why}`
+}
+
+/** The line a two-way sync ends with: what went each way. */
+export function formatTwoWayOutcome(r: SyncResult, dryRun: boolean): string {
+  if (dryRun) {
+    const n = (o: Decision['outcome']) => r.plan!.decisions.filter((d) => d.outcome === o).length
+    const parts = [`${n('send')} to send`, `${n('receive')} to receive`, `${n('move')} to move`, `${n('delete')} to delete`, plural(n('conflict') + n('kept') + n('resolved'), 'conflict')]
+    return `plan: ${parts.join(', ')} (dry run: nothing changed)\n`
+  }
+  const count = (side: 'local' | 'remote', ...actions: FileEvent['action'][]) => r.events.filter((e) => e.side === side && actions.includes(e.action)).length
+  const moved = ['new', 'delta', 'whole', 'copy', 'symlink'] as const
+  const conflicts = r.events.filter((e) => e.action === 'conflict').length
+  const s = r.summary
+  const parts = [
+    `${count('remote', ...moved)} sent`,
+    `${count('local', ...moved)} received`,
+    ...(count('local', 'moved') + count('remote', 'moved') > 0 ? [`${count('local', 'moved') + count('remote', 'moved')} moved`] : []),
+    ...(s.deleted > 0 ? [`${s.deleted} deleted`] : []),
+    ...(conflicts > 0 ? [plural(conflicts, 'conflict')] : []),
+    ...(s.errors > 0 ? [plural(s.errors, 'error')] : []),
+  ]
+  return `${parts.join(', ')}; ${formatBytes(s.wireBytesSent + s.wireBytesReceived)} on the wire\n`
 }
 
 /** `1 file`, `2 files`: a count with its noun, singular or plural. */

@@ -1,24 +1,26 @@
 import { resolve } from 'node:path'
-import type { Command } from 'commander'
+import { Option, type Command } from 'commander'
 import { DsyncError } from '../../errors.js'
 import { isSshTarget } from '../../net/index.js'
-import { pull, push, type ClientOptions, type FileEvent, type SyncResult } from '../../sync/index.js'
+import { pull, push, sync, type ClientOptions, type FileEvent, type SyncResult } from '../../sync/index.js'
 import type { CliContext } from '../context.js'
-import { formatEvent, formatOutcome, formatSummary, jsonError } from '../output.js'
+import { formatDecision, formatEvent, formatOutcome, formatSummary, formatTwoWayOutcome, jsonError, plural } from '../output.js'
 import { liveOutput } from '../progress.js'
-import { addSyncOptions, filterRules, readOptionalFile, readToken, resolveFilters, type SyncCliOptions } from './sync-options.js'
+import { addSessionOptions, addSyncOptions, filterRules, readOptionalFile, readToken, resolveFilters, type SyncCliOptions } from './sync-options.js'
 
 /** A URL where a directory was expected: `dsync push URL DIR` with the arguments swapped. */
 const LOOKS_LIKE_URL = /^[a-z][a-z0-9+.-]*:\/\//i
 
-function checkArgOrder(kind: 'push' | 'pull', local: string, url: string): void {
+type Kind = 'push' | 'pull' | 'sync'
+
+function checkArgOrder(kind: Kind, local: string, url: string): void {
   if (LOOKS_LIKE_URL.test(local) && !LOOKS_LIKE_URL.test(url)) {
-    const usage = kind === 'push' ? 'dsync push LOCAL_DIR URL' : 'dsync pull URL LOCAL_DIR'
+    const usage = kind === 'pull' ? 'dsync pull URL LOCAL_DIR' : `dsync ${kind} LOCAL_DIR URL`
     throw new DsyncError('USAGE', `${JSON.stringify(local)} is a URL where the local directory goes: arguments swapped? usage: ${usage}`)
   }
 }
 
-async function runSync(kind: 'push' | 'pull', local: string, url: string, o: SyncCliOptions, ctx: CliContext): Promise<void> {
+async function runSync(kind: Kind, local: string, url: string, o: SyncCliOptions, ctx: CliContext): Promise<void> {
   checkArgOrder(kind, local, url)
   const ssh = isSshTarget(url)
   if (ssh && (o.tokenFile !== undefined || o.ca !== undefined)) {
@@ -50,6 +52,7 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
     exclude,
     ...(o.timeout && { idleTimeoutMs: o.timeout * 1000 }),
     ...(o.bwlimit && { bytesPerSecond: o.bwlimit }),
+    ...(kind === 'sync' && { prefer: o.prefer ?? 'keep-both', propagateDeletes: o.deletions !== false, ...(o.machine !== undefined && { machine: o.machine }) }),
     onEvent: (e: FileEvent) => {
       if (itemize(e)) live.line(formatEvent(e))
     },
@@ -61,17 +64,20 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
   let result: SyncResult
   try {
     const dir = resolve(ctx.cwd, local)
-    result = kind === 'push' ? await push(dir, url, opts) : await pull(url, dir, opts)
+    result = kind === 'push' ? await push(dir, url, opts) : kind === 'pull' ? await pull(url, dir, opts) : await sync(dir, url, opts)
   } finally {
     live.stop()
   }
   const s = result.summary
   const kept = result.events.filter((e) => e.action === 'kept').length
   const conflicts = s.conflicts - kept
+  if (kind === 'sync' && o.dryRun && human) for (const d of result.plan?.decisions ?? []) ctx.stdout.write(formatDecision(d) + '\n')
+  const planned = result.plan?.decisions.filter((d) => d.outcome === 'conflict' || d.outcome === 'kept').length ?? 0
   const problems = [
     s.errors > 0 && `${s.errors} file(s) failed`,
-    kept > 0 && `${kept} kept as changed on the receiver`,
-    conflicts > 0 && `${conflicts} changed on both sides (the receiver's version kept as a conflict copy)`,
+    kept > 0 && `${kept} kept as changed ${kind === 'sync' ? 'during the sync' : 'on the receiver'}`,
+    kind !== 'sync' && conflicts > 0 && `${conflicts} changed on both sides (the receiver's version kept as a conflict copy)`,
+    kind === 'sync' && planned > 0 && `${plural(planned, 'conflict')}${o.dryRun ? ' would be' : ''} settled by keeping both versions or the changed one (see -v)`,
   ].filter((p): p is string => p !== false)
   const partial =
     problems.length > 0
@@ -79,10 +85,11 @@ async function runSync(kind: 'push' | 'pull', local: string, url: string, o: Syn
       : undefined
   if (o.json) {
     const error = partial && { error: jsonError(partial) }
-    ctx.stdout.write(JSON.stringify({ ok: partial === undefined, dryRun: o.dryRun === true, summary: s, events: result.events, ...error }) + '\n')
+    const plan = result.plan && { plan: result.plan.decisions }
+    ctx.stdout.write(JSON.stringify({ ok: partial === undefined, dryRun: o.dryRun === true, summary: s, events: result.events, ...plan, ...error }) + '\n')
   } else if (!o.quiet) {
     if (o.stats) ctx.stdout.write(formatSummary(s))
-    ctx.stdout.write(formatOutcome(s, o.dryRun === true))
+    ctx.stdout.write(result.plan ? formatTwoWayOutcome(result, o.dryRun === true) : formatOutcome(s, o.dryRun === true))
   }
   if (partial) throw partial
 }
@@ -108,4 +115,33 @@ export function registerPushPull(program: Command, ctx: CliContext): void {
   )
     .addHelpText('after', '\nExamples:\n  dsync pull ws://home.example:8730/notes ~/notes --token-file ~/.dsync-token --stats\n  dsync pull ssh://me@home.example/srv/notes ~/notes --remote-dsync ~/.local/bin/dsync\n')
     .action((url: string, local: string, o: SyncCliOptions) => runSync('pull', local, url, o, ctx))
+  addSessionOptions(
+    program
+      .command('sync')
+      .description('two-way: bring a local directory and a served one to the same tree, each side\'s changes since their last sync going the other way')
+      .argument('<local_dir>', 'directory to sync (created if missing)')
+      .argument('<url>', URL_HELP)
+      .option('-n, --dry-run', 'print the plan both ways (→ sent, ← received, ⇄ conflict, ✗ deleted); change nothing, not even state'),
+  )
+    .addOption(new Option('--prefer <side>', 'settle a file changed on both sides by taking this side\'s version (local, remote or newer) instead of keeping both').choices(['local', 'remote', 'newer']))
+    .option('--no-delete', 'do not make deletions on the other side: a file deleted on one side comes back from the other', undefined)
+    .option('--machine <name>', 'this machine\'s name in conflict copies (default: the host name)')
+    .addHelpText('after', TWO_WAY_HELP)
+    .action((local: string, url: string, o: SyncCliOptions & { delete?: boolean }) => runSync('sync', local, url, { ...o, deletions: o.delete !== false }, ctx))
 }
+
+const TWO_WAY_HELP = `
+How each path is settled (against the state of the last sync between these two trees):
+  changed on one side only        its version goes to the other side (new, edit, mode, deletion)
+  changed on both, the same way   nothing to do
+  changed on both, differently    conflict: both kept; the newer keeps the name, the other is
+                                  NAME.dsync-conflict-MACHINE-YYYYMMDD-HHMMSS.EXT on both sides
+                                  (--prefer local|remote|newer: that version overwrites instead)
+  deleted on one, changed on other the changed file is kept and comes back (a conflict)
+  renamed on one, edited on other renamed on both, with the edit
+Exit code 10 when a conflict was settled or a file failed.
+
+Examples:
+  dsync sync ~/notes ws://work.example:8730/notes --token-file ~/.dsync-token -v
+  dsync sync -n ~/notes ws://work.example:8730/notes      # the plan, nothing changed
+`

@@ -41,6 +41,12 @@ export interface SyncCliOptions {
   bwlimit?: number
   rsh?: string
   remoteDsync?: string
+  /** (sync) --prefer local|remote|newer */
+  prefer?: 'local' | 'remote' | 'newer'
+  /** (sync) false with --no-delete */
+  deletions?: boolean
+  /** (sync) --machine NAME */
+  machine?: string
 }
 
 /** The filter rules of a parsed command line, in the order given. */
@@ -50,6 +56,14 @@ export function filterRules(o: SyncCliOptions): readonly FilterRule[] {
 
 /** Adds the rsync-like options of push and pull to a command. */
 export function addSyncOptions(cmd: Command): Command {
+  return addSessionOptions(cmd.option('-n, --dry-run', 'show what would be done; change nothing').option('--delete', 'delete files on the receiver that the sender does not have'))
+    .option('-c, --checksum', 'compare file contents, not size and modification time')
+    .option('--force', 'overwrite (or delete) files changed on the receiver since the last sync')
+}
+
+/** Adds the options every client session has (push, pull, sync): filters, output, the rule,
+ *  and how to reach the server. */
+export function addSessionOptions(cmd: Command): Command {
   // --exclude, --include and --exclude-from are one ordered list of gitignore rules (the last
   // match wins, so `--exclude '*.log' --include keep.log` keeps keep.log). Commander keeps each
   // option's values apart, so the three parsers append to one list, made per command.
@@ -59,8 +73,6 @@ export function addSyncOptions(cmd: Command): Command {
     return filters
   }
   return cmd
-    .option('-n, --dry-run', 'show what would be done; change nothing')
-    .option('--delete', 'delete files on the receiver that the sender does not have')
     .option('--exclude <pattern>', 'skip paths matching a gitignore-style pattern (repeatable); .dsyncignore files are read too', filter('exclude'))
     .option('--include <pattern>', 'do not skip paths matching this pattern, though an earlier --exclude matched them (gitignore "!pattern")', filter('include'))
     .option('--exclude-from <file>', 'read exclude patterns from FILE, one a line (# comments; "+ PATTERN" includes)', filter('exclude-from'))
@@ -71,8 +83,6 @@ export function addSyncOptions(cmd: Command): Command {
     .option('--json', 'print one JSON object with every file event and the totals')
     .option('--threshold <ratio>', 'send a delta when the seed is at least this similar (0.5 or 50%)', parseThreshold, DEFAULT_THRESHOLD)
     .option('--metric <name>', 'similarity metric for that rule: jaccard, dice, lcs, containment', parseMetric, DEFAULT_METRIC)
-    .option('-c, --checksum', 'compare file contents, not size and modification time')
-    .option('--force', 'overwrite (or delete) files changed on the receiver since the last sync')
     .option('--token-file <file>', 'file holding the shared token (default: $DSYNC_TOKEN)')
     .addOption(new Option('--ca <file>', 'PEM certificate to trust for wss:// (a self-signed server)'))
     .option('--timeout <seconds>', 'end the session when no data moves either way for this long (0: never)', parseSeconds)

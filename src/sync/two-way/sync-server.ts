@@ -2,6 +2,7 @@ import { hostname } from 'node:os'
 import { DsyncError } from '../../errors.js'
 import type { Channel, SyncOp } from '../../net/index.js'
 import type { FileDigest } from '../../types.js'
+import { newReplicaId } from '../../store/index.js'
 import { runReceiver } from '../receiver.js'
 import { runSender } from '../sender.js'
 import { SessionScope } from '../session-scope.js'
@@ -37,7 +38,9 @@ async function syncServer(channel: Channel, replica: string | undefined, d: Side
   const old = pairs.load(replica)
   const state = sideState(files.entries(), old, (p) => files.known(p)?.digest)
   for (let i = 0; i < state.length; i += SYNC_BATCH) await channel.send({ t: 'state', entries: state.slice(i, i + SYNC_BATCH) })
-  await channel.send({ t: 'stateEnd', replica: await pairs.replicaId(), machine: machineName(hostname()) })
+  // A dry run writes no state, not even this tree's replica id: a throwaway one stands in.
+  const own = d.options.dryRun ? (pairs.peekReplicaId() ?? newReplicaId()) : await pairs.replicaId()
+  await channel.send({ t: 'stateEnd', replica: own, machine: machineName(hostname()) })
 
   // A plan names each path at most a few times (a move, a send, a delete): more is not a plan.
   const maxOps = 3 * state.length + SYNC_BATCH

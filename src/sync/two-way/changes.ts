@@ -44,6 +44,9 @@ export function sideState(
     }
     const base = bases.get(e.path)
     const status: ChangeStatus = base === undefined ? 'new' : sameVersion(entry, base) ? 'same' : 'changed'
+    // An unchanged file's digest tells the peer nothing (32 incompressible bytes each: a no-op
+    // of 20,000 files sent 704 KiB of state instead of ~50).
+    if (status === 'same') delete entry.digest
     out.push({ ...entry, status })
   }
   for (const [path, b] of bases) {

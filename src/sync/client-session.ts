@@ -55,6 +55,14 @@ async function localReplicaId(root: string): Promise<string> {
   return withStore(root, async (store) => store.pairBases().peekReplicaId() ?? newReplicaId())
 }
 
+async function isDir(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /**
  * One client session: opens the local tree's store, connects (WebSocket or ssh, by the URL's
  * form), and runs the local role — the sender for a push, the receiver for a pull (which
@@ -65,8 +73,10 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
   // A push needs its tree first; a pull creates its directory (and state) only once the server
   // has let it in: a wrong token or a wrong URL leaves nothing behind.
   if (role === 'push') await ensureDirectory(root, false)
-  const replica = role === 'sync' ? await localReplicaId(root) : undefined
-  const machine = role === 'sync' ? machineName(o.machine ?? hostname()) : undefined
+  // Every role names this tree's replica: the server keeps what it last synced with it (push and
+  // pull too: several machines pushing to one server). A pull into a missing directory has none yet.
+  const replica = role !== 'pull' || (await isDir(root)) ? await localReplicaId(root) : newReplicaId()
+  const machine = machineName(o.machine ?? hostname())
   const options = { ...sessionOptions(o), ...(replica !== undefined && { replica, machine }) }
   const transport = await connectTransport(url, {
     token: o.token, role, options, signal: o.signal,
@@ -84,10 +94,10 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
         const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, ...(o.onNotice && { onNotice: o.onNotice }) }
         const started = Date.now()
         let plan: SyncPlan | undefined
+        if (!options.dryRun) await store.pairBases().replicaId(replica)
         if (role === 'push') await runSender(channel, { ...deps, ...(o.onBytes && { onBytes: o.onBytes }) })
         else if (role === 'pull') await runReceiver(channel, { ...deps, now: () => new Date() })
         else {
-          if (!options.dryRun) await store.pairBases().replicaId(replica)
           plan = await runSyncClient(channel, {
             ...deps, now: () => new Date(), prefer: o.prefer ?? 'keep-both', propagateDeletes: o.propagateDeletes ?? true, machine: machine!,
           })

@@ -6,6 +6,7 @@ import { runReceiver } from './receiver.js'
 import { SyncReport } from './report.js'
 import { runSender } from './sender.js'
 import { runSyncServer } from './two-way/sync-server.js'
+import { PeerBases } from './peer-bases.js'
 import { withLocalTree } from './local-tree.js'
 import { SYNC_CHUNK_PARAMS } from './session.js'
 import type { TreeLock } from './tree-lock.js'
@@ -41,10 +42,14 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
       const report = new SyncReport()
       const started = Date.now()
       const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal }
+      // Push and pull keep this client replica's bases as sync does (PeerBases): a dry run keeps none.
+      const peer = s.role === 'sync' || s.options.dryRun ? undefined : PeerBases.open(store, s.options.replica)
+      const session = peer?.tap(channel) ?? channel
       try {
-        if (s.role === 'push') await runReceiver(channel, { ...deps, now: () => new Date() })
+        if (s.role === 'push') await runReceiver(session, { ...deps, now: () => new Date(), ...(peer && { baseOf: (p: string) => peer.baseOf(p) }) })
         else if (s.role === 'sync') await runSyncServer(channel, s.options.replica, { ...deps, now: () => new Date() })
-        else await runSender(channel, deps)
+        else await runSender(session, deps)
+        await peer?.record(report.events)
       } catch (err) {
         throw isDsyncError(err) ? err : new DsyncError('INTERNAL', `session failed: ${String(err)}`, { cause: err })
       }

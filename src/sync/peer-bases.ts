@@ -1,0 +1,72 @@
+import type { Channel, FileEntry } from '../net/index.js'
+import type { PairBase, Store, SyncBase } from '../store/index.js'
+import type { FileEvent } from './report.js'
+import { baseOf } from './two-way/changes.js'
+
+/**
+ * The server's record of what it last synced with one client replica, kept by push and pull
+ * too (the same pair bases as `dsync sync`). With several machines pushing to one server, the
+ * server's own "last synced" base is whatever the last pusher wrote, so a machine that never
+ * saw that version overwrote it as if it were its own (8 concurrent pushers: 7 of 8 clients'
+ * edits replaced every round, each told its push landed). Against the base of the pushing
+ * replica, that version is a change the pusher has not seen: a conflict (both kept), or kept
+ * when the pusher did not change the file.
+ */
+export class PeerBases {
+  readonly #old: Map<string, PairBase>
+  readonly #listed = new Map<string, FileEntry>()
+
+  private constructor(
+    private readonly store: Store,
+    private readonly replica: string,
+  ) {
+    this.#old = store.pairBases().load(replica)
+  }
+
+  /** The bases of `replica`, or undefined for a client that names none (dsync before 0.3). */
+  static open(store: Store, replica: string | undefined): PeerBases | undefined {
+    return replica === undefined ? undefined : new PeerBases(store, replica)
+  }
+
+  /** The base the receiver checks an overwrite against: the pair base when there is one, else
+   *  the tree's own (a client that has not synced with this tree since it had a replica id). */
+  baseOf(path: string): SyncBase | undefined {
+    const b = this.#old.get(path)
+    if (b === undefined || b.kind !== 'file') return this.store.getBase(path)
+    return { size: b.size, mtimeMs: b.mtimeMs, ...(b.digest !== undefined && { digest: b.digest }) }
+  }
+
+  /** `channel`, noting every entry of a file list that crosses it, either way. */
+  tap(channel: Channel): Channel {
+    const note = (entries: readonly FileEntry[]): void => {
+      for (const e of entries) this.#listed.set(e.path, e)
+    }
+    return {
+      send: (msg) => {
+        if (msg.t === 'files') note(msg.entries)
+        return channel.send(msg)
+      },
+      close: (code, reason) => channel.close(code, reason),
+      fail: (err) => channel.fail(err),
+      get stats() {
+        return channel.stats
+      },
+      async *messages() {
+        for await (const msg of channel.messages()) {
+          if (msg.t === 'files') note(msg.entries)
+          yield msg
+        }
+      },
+    }
+  }
+
+  /** After a session that completed: every listed path whose outcome succeeded is what both
+   *  sides now have; a deleted one has no base; a failed or kept one keeps its old base. */
+  async record(events: readonly FileEvent[]): Promise<void> {
+    const failed = new Set(events.filter((e) => e.action === 'error' || e.action === 'kept').map((e) => e.path))
+    const changes = new Map<string, PairBase | null>()
+    for (const [path, e] of this.#listed) if (!failed.has(path)) changes.set(path, baseOf(e))
+    for (const e of events) if (e.action === 'deleted' && this.#old.has(e.path)) changes.set(e.path, null)
+    await this.store.pairBases().update(this.replica, changes)
+  }
+}

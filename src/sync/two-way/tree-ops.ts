@@ -1,5 +1,5 @@
 import { link, lstat, mkdir, readlink, rm, rmdir, unlink } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { dirname, posix } from 'node:path'
 import { DsyncError, isDsyncError } from '../../errors.js'
 import { asFileError, resolveInside, syncDirectory, type TreeEntry } from '../../fs/index.js'
 import type { FileEntry, StateEntry } from '../../net/index.js'
@@ -61,8 +61,7 @@ export class TreeOps {
           throw new DsyncError('CHANGED_ON_RECEIVER', `${m.from}: changed during the sync; not moved to ${m.to} (sync again)`, { path: m.from })
         }
         const to = await resolveInside(this.root, m.to)
-        await mkdir(dirname(to), { recursive: true })
-        await resolveInside(this.root, m.to) // the directories just made are real ones
+        await this.#makeParents(m.to)
         // link + unlink, not rename: rename would replace a file made at `to` meanwhile.
         await link(from, to)
         await unlink(from)
@@ -79,6 +78,22 @@ export class TreeOps {
       }
     }
     for (const d of dirs) await syncDirectory(d)
+  }
+
+  /** Makes the directories above `path` that this side lacks (a rename into a new directory),
+   *  and knows them from then on: the receiver then only sets their mode. */
+  async #makeParents(path: string): Promise<void> {
+    const missing: string[] = []
+    for (let dir = posix.dirname(path); dir !== '.' && this.files.get(dir) === undefined; dir = posix.dirname(dir)) missing.unshift(dir)
+    for (const dir of missing) {
+      const abs = await resolveInside(this.root, dir) // every directory above is a real one
+      await mkdir(abs).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err
+      })
+      const st = await lstat(abs)
+      if (!st.isDirectory()) throw new DsyncError('NOT_A_FILE', `${dir}: is not a directory; cannot move a file into it`, { path: dir })
+      this.files.set({ path: dir, kind: 'dir', size: 0, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 })
+    }
   }
 
   /** Deletions, after the transfers (a file deleted here may have been a seed), deepest first. */

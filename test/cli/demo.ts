@@ -12,7 +12,12 @@ t.test('dsync demo: the whole story on a local server, ending with identical tre
   t.match(r.stdout, /identical \(content, modes, links\): yes/)
 
   const headings = [...r.stdout.matchAll(/^== (\d+)\./gm)].map((m) => Number(m[1]))
-  t.same(headings, [1, 2, 3, 4], 'each heading once, numbered in order')
+  t.same(headings, [1, 2, 3, 4, 5], 'each heading once, numbered in order')
+  const twoWay = r.stdout.split('== 5.')[1]!
+  t.match(twoWay, /^\s+→ delta\s+notes\/todo\.md \(remote\)/m, 'two-way: home\'s edit is sent')
+  t.match(twoWay, /^\s+← delta\s+reports\/budget\.csv \(local\)/m, 'two-way: work\'s edit is received')
+  t.match(twoWay, /^\s+⇄ conflict\s+notes\/plan\.md\s+changed on both sides: the local version is kept as notes\/plan\.dsync-conflict-home-\d{8}-\d{6}\.md/m, 'two-way: the file both edited is a conflict, home\'s version kept as a copy')
+  t.match(twoWay, /two-way: the conflict copy notes\/plan\.dsync-conflict-home-\d{8}-\d{6}\.md holds home's version on both machines/)
   t.notMatch(r.stdout, /\b1 files\b/, 'pluralized')
   for (const m of r.stdout.matchAll(/^\s+files\s+(\d+) \((\d+) transferred, (\d+) copied locally, (\d+) unchanged(?:, (\d+) conflicts?)?(?:, (\d+) failed)?\)$/gm)) {
     const [total, ...parts] = m.slice(1).map((x) => Number(x ?? 0))

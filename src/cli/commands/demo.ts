@@ -1,15 +1,15 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import { DsyncError } from '../../errors.js'
 import { openFileSource, walkTree } from '../../fs/index.js'
-import { push, serve, type FileEvent, type SyncResult } from '../../sync/index.js'
+import { push, serve, sync, type FileEvent, type SyncResult } from '../../sync/index.js'
 import type { CliContext } from '../context.js'
 import { editSampleTree, makeSampleTree } from '../demo/sample-tree.js'
 import { formatBytes, formatPercent } from '../options.js'
 import { DEFAULT_THRESHOLD } from '../../similarity/index.js'
-import { formatEvent, formatOutcome, formatSummary } from '../output.js'
+import { formatEvent, formatOutcome, formatSummary, formatTwoWayOutcome } from '../output.js'
 import { digestStream, randomToken } from '../../hash/index.js'
 
 /** path → kind:content digest (or link target) for every entry: two trees are equal when these are. */
@@ -42,10 +42,44 @@ export function mergeStory(e: FileEvent | undefined): string {
   )
 }
 
+/** Writes `text` to `path` with an mtime `seconds` from now: the demo's edits are ordered. */
+async function edit(path: string, text: string, seconds: number): Promise<void> {
+  await writeFile(path, text)
+  const at = new Date(Date.now() + seconds * 1000)
+  await utimes(path, at, at)
+}
+
+/**
+ * Step 5: both machines edit. The served tree is the work machine's own: it edits its files
+ * there while home edits its copy; one file is edited on both. `dsync sync` from home then
+ * sends home's edit, brings work's, and keeps both versions of the file both edited (the
+ * newer, work's, under its name; home's as a conflict copy), on both machines. Returns the
+ * result line: the conflict copy on both sides, or what went wrong.
+ */
+async function twoWayRound(home: string, work: string, url: string, token: string, say: (s?: string) => void, signal: AbortSignal): Promise<string> {
+  const opts = { token, signal, machine: 'home' }
+  await sync(home, url, opts) // the first two-way sync: both trees already match, nothing moves
+  say('\n== 5. Both machines edit; one file on both: dsync sync (two-way)')
+  await edit(join(home, 'notes/todo.md'), '- call the bank\n- book the train (home)\n', 10)
+  await edit(join(work, 'reports/budget.csv'), 'item,amount\nrent,1200\nwork laptop,900\n', 20)
+  await edit(join(home, 'notes/plan.md'), '# Plan, as edited at home\n', 30)
+  await edit(join(work, 'notes/plan.md'), '# Plan, as edited at work\n', 40)
+  say('  - home edits notes/todo.md; work edits reports/budget.csv; both edit notes/plan.md (work last)')
+  say(`$ dsync sync -v ${home} ${url}`)
+  const r = await sync(home, url, { ...opts, onEvent: (e) => e.action !== 'unchanged' && say('  ' + formatEvent(e)) })
+  say('  ' + formatTwoWayOutcome(r, false).trimEnd())
+  const copy = r.events.find((e) => e.action === 'conflict')?.conflictCopy
+  if (copy === undefined) return 'NO conflict copy was made (unexpected: please report it)'
+  const onBoth = await Promise.all([home, work].map((root) => readFile(join(root, copy), 'utf8').catch(() => '')))
+  return onBoth.every((text) => text.includes('edited at home'))
+    ? `the conflict copy ${copy} holds home's version on both machines; work's is notes/plan.md`
+    : `the conflict copy ${copy} is missing on a side (unexpected: please report it)`
+}
+
 export function registerDemo(program: Command, ctx: CliContext): void {
   program
     .command('demo')
-    .description('a complete round trip on this machine: a local server, a sample tree, push, edit, push again, with stats')
+    .description('a complete round trip on this machine: a local server, a sample tree, push, edit, push again, then a two-way sync with edits on both sides')
     .option('--keep', 'keep the temp directories for a look afterwards')
     .action(async (o: { keep?: boolean }) => {
       const say = (s = ''): void => void ctx.stdout.write(s + '\n')
@@ -71,6 +105,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
         for (const line of await editSampleTree(home)) say(`  - ${line}`)
         const second = await run('3. Second push: deltas against the most similar file the server has')
         const third = await run('4. Third push, nothing changed: no file is read, only the file list crosses the wire')
+        const twoWay = await twoWayRound(home, work, server.url, token, say, ctx.signal)
         const equal = sameTree(await treeFingerprint(home), await treeFingerprint(work))
         say(`\n== Result`)
         say(`  home and work trees identical (content, modes, links): ${equal ? 'yes' : 'NO'}`)
@@ -79,6 +114,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
         say(`  moved and copied files went as local copies, the renamed and edited one as a delta from its old path:`)
         say(`  rsync would send those whole (its --fuzzy looks only for similar names in the same folder).`)
         say(mergeStory(second.events.find((e) => e.path === MERGED_FILE)))
+        say(`  two-way: ${twoWay}`)
         if (o.keep) say(`  kept: ${dir}`)
         if (!equal) throw new DsyncError('INTERNAL', 'demo: the trees differ after the push; please report this')
       } finally {

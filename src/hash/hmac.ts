@@ -20,6 +20,11 @@ export function macEquals(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+/** `bytes` fresh random bytes as lowercase hex (ids: a tree's replica id). */
+export function randomHex(bytes: number): string {
+  return randomBytes(bytes).toString('hex')
+}
+
 /** A fresh random token (base64url), for a shared secret such as the demo's server token. */
 export function randomToken(bytes = 24): string {
   return randomBytes(bytes).toString('base64url')

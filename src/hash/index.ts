@@ -10,4 +10,4 @@ export {
 } from './fingerprint.js'
 export { type FileDigest, FileDigester, digestBytes, digestStream, parseFileDigest } from './file-digest.js'
 export { rollingSum, rollSum } from './rolling-sum.js'
-export { hmacSha256, sha256Small, macEquals, randomToken } from './hmac.js'
+export { hmacSha256, sha256Small, macEquals, randomHex, randomToken } from './hmac.js'

@@ -1,7 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb'
-import { randomBytes } from 'node:crypto'
 import { ensureData } from '../errors.js'
-import { parseFileDigest } from '../hash/index.js'
+import { parseFileDigest, randomHex } from '../hash/index.js'
 import type { FileDigest } from '../types.js'
 
 /**
@@ -86,7 +85,7 @@ export class PairBases {
 
 /** A fresh replica id: 128 random bits as 32 hex digits. */
 export function newReplicaId(): string {
-  return randomBytes(16).toString('hex')
+  return randomHex(16)
 }
 
 function encode(b: PairBase): Stored {

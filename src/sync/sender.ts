@@ -72,19 +72,23 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   const files = d.files ?? await LocalFiles.scan(d.root, d.store, {
     params: d.params, exclude: d.options.exclude, checksum: d.options.checksum, keepContent: !d.options.checksum, signal, onError: skipped,
   })
-  const listed_ = d.only === undefined ? undefined : withParents(d.only)
+  const listable = d.only === undefined ? undefined : withParents(d.only)
   const digests = new Map<string, FileRecord['digest']>()
-  if (d.options.checksum) {
-    await Promise.all([...files.entries()].filter((e) => e.kind === 'file').map(async (e) => {
+  // With --checksum every file is listed with its digest; so is every file two-way sync sends
+  // (`only`): the plan already knows they differ, and the receiver's quick check must not take
+  // two edits of one size made in the same millisecond on two machines for the same file.
+  const withDigests = d.options.checksum || d.only !== undefined
+  if (withDigests) {
+    await Promise.all([...files.entries()].filter((e) => e.kind === 'file' && (listable === undefined || listable.has(e.path))).map(async (e) => {
       const rec = await files.record(e.path)
       if (rec !== undefined) digests.set(e.path, rec.digest)
     }))
   }
   const entries: FileEntry[] = []
   for (const e of files.entries()) {
-    if (listed_ !== undefined && !listed_.has(e.path)) continue
+    if (listable !== undefined && !listable.has(e.path)) continue
     if (e.kind === 'file') {
-      if (d.options.checksum && !digests.has(e.path)) continue // vanished or unreadable
+      if (withDigests && !digests.has(e.path)) continue // vanished or unreadable
       d.report.countFile(e.size)
     }
     entries.push({
@@ -95,7 +99,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       mode: e.mode,
       // Digests only with --checksum: the receiver's quick check uses size and mtime, and asks
       // for the digest (with the chunks) of a file that differs.
-      ...(e.kind === 'file' && d.options.checksum && { digest: digests.get(e.path)! }),
+      ...(e.kind === 'file' && withDigests && { digest: digests.get(e.path)! }),
       ...(e.kind === 'symlink' && { target: e.target ?? '' }),
     })
   }

@@ -65,9 +65,9 @@ const changed = (e: StateEntry | undefined): boolean => e !== undefined && e.sta
 
 /**
  * The files whose digests decide between "the same" and "a conflict": files both sides changed
- * (or made) whose size or mtime differ. Each side reads its own; the plan waits for them.
- * Two trees copied without their times (cp without -a) agree file by file this way, with no
- * false conflict.
+ * (or made) to the same size, unless both are new with the same mtime (the quick check). Each
+ * side reads its own; the plan waits for them. Two trees copied without their times (cp without
+ * -a) agree file by file this way, with no false conflict.
  */
 export function digestsNeeded(local: readonly StateEntry[], remote: readonly StateEntry[]): string[] {
   const theirs = new Map(remote.map((e) => [e.path, e]))
@@ -76,8 +76,11 @@ export function digestsNeeded(local: readonly StateEntry[], remote: readonly Sta
     const r = theirs.get(l.path)
     if (!exists(l) || !exists(r) || l.kind !== 'file' || r.kind !== 'file' || !changed(l) || !changed(r)) continue
     if (l.digest !== undefined && r.digest !== undefined) continue
-    if (l.size === r.size && sameMtime(l.mtimeMs, r.mtimeMs)) continue
     if (l.size !== r.size) continue // different sizes: different content, no read needed
+    // Same size and time on both sides: the same file by rsync's quick check when neither side
+    // had it at the last sync (trees copied with cp -a). An edit on both sides since the last
+    // sync is compared by content: two edits of one size within a millisecond are not the same.
+    if (sameMtime(l.mtimeMs, r.mtimeMs) && l.status === 'new' && r.status === 'new') continue
     out.push(l.path)
   }
   return out

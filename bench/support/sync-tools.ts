@@ -43,7 +43,7 @@ interface Exit {
  * Only one command runs at a time here, and the servers (also our children) are not reaped
  * while it runs, so nothing else lands in the difference.
  */
-function runCommand(cmd: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<Exit> {
+export function runCommand(cmd: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<Exit> {
   return new Promise((resolve, reject) => {
     const cpu0 = procCpu('self').children
     const t0 = performance.now()
@@ -83,7 +83,7 @@ export function ensureRsync(): void {
 }
 
 /** A free loopback port (rsync --daemon cannot be told port 0 and report the port it took). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer()
     s.on('error', reject)

@@ -39,14 +39,14 @@ async function put(root: string, path: string, data: Uint8Array, mtimeS?: number
 
 const textPath = (i: number): string => `docs/d${i % 10}/note-${String(i).padStart(3, '0')}.txt`
 
-async function makeBase(root: string): Promise<void> {
+export async function makeBase(root: string): Promise<void> {
   for (let i = 0; i < TEXT_FILES; i++) await put(root, textPath(i), seededText(1000 + i, 20 * KiB), 1_700_000_000)
   await put(root, 'bin/a.bin', seededBytes(7001, 4 * MiB), 1_700_000_000)
   await put(root, 'bin/b.bin', seededBytes(7002, 4 * MiB), 1_700_000_000)
 }
 
 /** Home edits files 0, 10, 20…; work edits 5, 15, 25…: disjoint, so no conflict is expected. */
-async function editBoth(home: string, work: string): Promise<void> {
+export async function editBoth(home: string, work: string): Promise<void> {
   for (const [root, first, seed] of [[home, 0, 2000], [work, 5, 3000]] as const) {
     for (let k = 0; k < 20; k++) {
       const i = first + 10 * k

@@ -223,6 +223,22 @@ export class LocalFiles {
   }
 
   /**
+   * Brings the content index up to date with the files of exactly `size` bytes (reads those the
+   * store has no current record of): the only ones that can be a copy of a file of that size.
+   */
+  async indexSize(size: number): Promise<void> {
+    if (this.#indexed !== undefined) return this.#indexed
+    const pending: Promise<unknown>[] = []
+    for (const e of [...this.#entries.values()]) {
+      if (e.kind !== 'file' || e.size !== size || this.known(e.path) !== undefined) continue
+      pending.push(this.record(e.path))
+      if (pending.length >= 64) await Promise.all(pending.splice(0)) // as indexAll
+    }
+    await Promise.all(pending)
+    await this.flush() // findByDigest reads the store
+  }
+
+  /**
    * Brings the content index up to date with every file of the tree (reads those the store
    * has no current record of), once per session; later calls wait for the same pass. Needed
    * before a seed is looked for by content; nothing else waits for it.

@@ -64,16 +64,20 @@ const exists = (e: StateEntry | undefined): e is StateEntry => e !== undefined &
 const changed = (e: StateEntry | undefined): boolean => e !== undefined && e.status !== 'same'
 
 /**
- * The files whose digests decide between "the same" and "a conflict": files both sides changed
- * (or made) to the same size, unless both are new with the same mtime (the quick check). Each
- * side reads its own; the plan waits for them. Two trees copied without their times (cp without
- * -a) agree file by file this way, with no false conflict.
+ * The files whose digests the plan needs, per side (each side reads its own; the plan waits):
+ *
+ * - files both sides changed (or made) to the same size, unless both are new with the same
+ *   mtime (the quick check): their digests tell "the same change" from a conflict. Two trees
+ *   copied without their times (cp without -a) agree file by file this way, no false conflict;
+ * - a rename that size and mtime alone leave ambiguous (several files deleted or made with
+ *   them): the new file's digest, and that of the old path on the other side when it is as
+ *   last synced, prove which old path it was.
  */
-export function digestsNeeded(local: readonly StateEntry[], remote: readonly StateEntry[]): string[] {
-  const theirs = new Map(remote.map((e) => [e.path, e]))
-  const out: string[] = []
+export function digestsNeeded(local: readonly StateEntry[], remote: readonly StateEntry[]): { local: string[]; remote: string[] } {
+  const sides = { local: new Map(local.map((e) => [e.path, e])), remote: new Map(remote.map((e) => [e.path, e])) }
+  const need = { local: new Set<string>(), remote: new Set<string>() }
   for (const l of local) {
-    const r = theirs.get(l.path)
+    const r = sides.remote.get(l.path)
     if (!exists(l) || !exists(r) || l.kind !== 'file' || r.kind !== 'file' || !changed(l) || !changed(r)) continue
     if (l.digest !== undefined && r.digest !== undefined) continue
     if (l.size !== r.size) continue // different sizes: different content, no read needed
@@ -81,9 +85,21 @@ export function digestsNeeded(local: readonly StateEntry[], remote: readonly Sta
     // had it at the last sync (trees copied with cp -a). An edit on both sides since the last
     // sync is compared by content: two edits of one size within a millisecond are not the same.
     if (sameMtime(l.mtimeMs, r.mtimeMs) && l.status === 'new' && r.status === 'new') continue
-    out.push(l.path)
+    if (l.digest === undefined) need.local.add(l.path)
+    if (r.digest === undefined) need.remote.add(l.path)
   }
-  return out
+  for (const s of ['local', 'remote'] as const) {
+    for (const c of renameCandidates(sides[s], sides[other(s)])) {
+      if (!c.unique) {
+        for (const n of c.fresh) if (n.digest === undefined) need[s].add(n.path)
+        for (const g of c.gone) {
+          const theirs = sides[other(s)].get(g.path)
+          if (theirs?.status === 'same' && theirs.digest === undefined) need[other(s)].add(g.path)
+        }
+      }
+    }
+  }
+  return { local: [...need.local], remote: [...need.remote] }
 }
 
 /**
@@ -103,7 +119,10 @@ export function digestsNeeded(local: readonly StateEntry[], remote: readonly Sta
  *   deleted one and a conflict.
  */
 export function reconcile(local: readonly StateEntry[], remote: readonly StateEntry[], o: ReconcileOptions): SyncPlan {
-  const sides = { local: new Map(local.map((e) => [e.path, e])), remote: new Map(remote.map((e) => [e.path, e])) }
+  const sides = {
+    local: new Map(local.map((e) => [e.path, withDigest(e, o.digests?.local)])),
+    remote: new Map(remote.map((e) => [e.path, withDigest(e, o.digests?.remote)])),
+  }
   const plan: SyncPlan = { decisions: [], toRemote: [], toLocal: [], moves: { local: [], remote: [] }, deletes: { local: [], remote: [] } }
   const taken = new Set<string>([...sides.local.keys(), ...sides.remote.keys()])
   const done = new Set<string>()
@@ -181,8 +200,7 @@ export function reconcile(local: readonly StateEntry[], remote: readonly StateEn
       decide({ path, outcome: 'kept', side: deleter, why: `deleted on the ${deleter} side but changed on the other: the changed ${kept.kind} is kept` })
       return
     }
-    const versions = { local: withDigest(l, o.digests?.local), remote: withDigest(r, o.digests?.remote) }
-    if (sameVersion(versions.local, versions.remote, { mode: false })) return // both made the same change
+    if (sameVersion(l, r, { mode: false })) return // both made the same change
     // A directory keeps its name against a file or a link (the file becomes the copy): a
     // directory's contents are decided path by path.
     if (l.kind === 'dir' || r.kind === 'dir') {
@@ -226,40 +244,55 @@ function freeName(name: string, taken: ReadonlySet<string>): string {
   }
 }
 
+/** Files deleted on one side and files new there with the same size and mtime: renames, if
+ *  the other side still has the old path. `unique`: one each way, so size and mtime decide. */
+interface RenameCandidates {
+  readonly gone: StateEntry[]
+  readonly fresh: StateEntry[]
+  readonly unique: boolean
+}
+
+function renameCandidates(mine: ReadonlyMap<string, StateEntry>, theirs: ReadonlyMap<string, StateEntry>): RenameCandidates[] {
+  const key = (e: StateEntry): string => `${e.size}:${Math.round(e.mtimeMs)}`
+  const groups = new Map<string, { gone: StateEntry[]; fresh: StateEntry[] }>()
+  const group = (k: string) => groups.get(k) ?? groups.set(k, { gone: [], fresh: [] }).get(k)!
+  for (const e of mine.values()) {
+    if (e.kind !== 'file') continue
+    const t = theirs.get(e.path)
+    if (e.status === 'deleted' && exists(t) && t.kind === 'file') group(key(e)).gone.push(e)
+    else if (e.status === 'new' && t === undefined) group(key(e)).fresh.push(e)
+  }
+  return [...groups.values()].filter((g) => g.gone.length > 0 && g.fresh.length > 0).map((g) => ({ ...g, unique: g.gone.length === 1 && g.fresh.length === 1 }))
+}
+
 /**
  * Renames made on one side (`mine`) whose old path the other side (`theirs`) still has, as
  * last synced or edited, and whose new path it has never had. A rename is a file deleted here
- * (its base) and a new file here with the same content: the same digest when both are known,
- * else the same size and mtime (mv, git mv and file managers keep the mtime) when no other
- * deleted or new file has them; an ambiguous one is left to the path rules (a new file and a
- * deletion: nothing lost, only more bytes).
+ * (its base) and a new file here with the same content: the same size and mtime (mv, git mv
+ * and file managers keep the mtime), proven by digests when several files share them — the new
+ * file's digest equals the old one's base, or the other side's unchanged copy of it. What stays
+ * ambiguous is left to the path rules (a new file and a deletion: nothing lost, more bytes).
  */
 function findRenames(mine: ReadonlyMap<string, StateEntry>, theirs: ReadonlyMap<string, StateEntry>): { from: string; to: string }[] {
-  const gone = [...mine.values()].filter((e) => e.status === 'deleted' && e.kind === 'file' && exists(theirs.get(e.path)) && theirs.get(e.path)!.kind === 'file')
-  if (gone.length === 0) return []
-  const key = (e: StateEntry): string => `${e.size}:${Math.round(e.mtimeMs)}`
-  const fresh = new Map<string, StateEntry[]>()
-  for (const e of mine.values()) {
-    if (e.status !== 'new' || e.kind !== 'file' || theirs.has(e.path)) continue
-    const list = fresh.get(key(e))
-    if (list === undefined) fresh.set(key(e), [e])
-    else list.push(e)
-  }
-  const goneByKey = new Map<string, number>()
-  for (const g of gone) goneByKey.set(key(g), (goneByKey.get(key(g)) ?? 0) + 1)
-  const used = new Set<string>()
   const out: { from: string; to: string }[] = []
-  for (const g of gone) {
-    const candidates = (fresh.get(key(g)) ?? []).filter((e) => !used.has(e.path))
-    // Digests, when both are known, prove it. Size and mtime alone must be unambiguous both
-    // ways: two files deleted with the same size and time could be paired crosswise.
-    const proven = candidates.filter((e) => e.digest !== undefined && e.digest === g.digest)
-    const pick = proven.length === 1 ? proven[0]
-      : candidates.length === 1 && goneByKey.get(key(g)) === 1 && (candidates[0]!.digest === undefined || g.digest === undefined) ? candidates[0]
-        : undefined
-    if (pick === undefined) continue
-    used.add(pick.path)
-    out.push({ from: g.path, to: pick.path })
+  for (const c of renameCandidates(mine, theirs)) {
+    if (c.unique) {
+      const [g, n] = [c.gone[0]!, c.fresh[0]!]
+      if (g.digest === undefined || n.digest === undefined || g.digest === n.digest) out.push({ from: g.path, to: n.path })
+      continue
+    }
+    const used = new Set<string>()
+    for (const g of c.gone) {
+      const there = theirs.get(g.path)!
+      const was = g.digest ?? (there.status === 'same' ? there.digest : undefined)
+      if (was === undefined) continue
+      const proven = c.fresh.filter((n) => !used.has(n.path) && n.digest === was)
+      if (proven.length === 0) continue
+      // Copies of one content: the same base name first, else the first in path order.
+      const pick = proven.find((n) => posix.basename(n.path) === posix.basename(g.path)) ?? proven[0]!
+      used.add(pick.path)
+      out.push({ from: g.path, to: pick.path })
+    }
   }
   return out
 }

@@ -58,9 +58,8 @@ export class SideReport extends SyncReport {
     this.parent.countFile(size)
   }
 
-  override countScan(filesRead: number): void {
-    this.parent.countScan(filesRead)
-  }
+  /** Both phases share one walk of the tree: the session counts its reads once, at the end. */
+  override countScan(): void {}
 }
 
 /** Paths whose outcome failed or was refused in these events: their bases stay as they were. */

@@ -56,13 +56,15 @@ async function syncClient(channel: Channel, d: SyncClientDeps): Promise<SyncPlan
   // Digests where size and mtime cannot tell "the same change on both sides" from a conflict.
   const need = digestsNeeded(local, remote)
   const digests = { local: new Map<string, FileDigest | undefined>(), remote: new Map<string, FileDigest | undefined>() }
-  for (let i = 0; i < need.length; i += SYNC_BATCH) await channel.send({ t: 'digests', paths: need.slice(i, i + SYNC_BATCH) })
-  const ours = Promise.all(need.map(async (p) => digests.local.set(p, (await files.record(p))?.digest)))
-  if (need.length > 0) {
+  for (let i = 0; i < need.remote.length; i += SYNC_BATCH) await channel.send({ t: 'digests', paths: need.remote.slice(i, i + SYNC_BATCH) })
+  const ours = Promise.all(need.local.map(async (p) => digests.local.set(p, (await files.record(p))?.digest)))
+  if (need.remote.length > 0) {
+    let answered = 0
     await readUntil(channel, 'sending the digests', (m) => {
       if (m.t !== 'digests' || m.digests === undefined) throw unexpected(m, 'while waiting for digests')
       m.paths.forEach((p, i) => digests.remote.set(p, m.digests![i]))
-      return digests.remote.size >= need.length
+      answered += m.paths.length
+      return answered >= need.remote.length
     }, d.onNotice)
   }
   await ours
@@ -117,6 +119,7 @@ async function syncClient(channel: Channel, d: SyncClientDeps): Promise<SyncPlan
   for (const p of unsurePaths(d.report.events)) tree.unsure(p)
   await files.flush()
   await pairs.update(peer!.replica, tree.bases(old))
+  d.report.countScan(files.filesRead)
   return plan
 }
 

@@ -38,6 +38,8 @@ export const LIMITS = Object.freeze({
   maxChunkBytes: 16 * MiB,
   /** `plan.signature` length. */
   maxSignatureBytes: 3 * MiB,
+  /** `sketch.sketch` length (a sketch is asked only for files up to 64 MiB: ~1 MiB of sketch). */
+  maxSketchBytes: 3 * MiB,
   /** A relative path, in UTF-8 bytes, and one segment of it. */
   maxPathBytes: 4096,
   maxSegmentBytes: 255,
@@ -124,7 +126,7 @@ export type WireMessage =
   /** `size`, on every piece: the size of the file the list describes; chunks never reach past
    *  it, and a list holds at most size ÷ the minimum chunk size + 1 chunks. `digest`, on the
    *  last piece: the file's SHA-256. The rebuilt file must have exactly this size and digest. */
-  | { t: 'chunks'; id: number; size: number; base: number; lengths: Uint8Array; fps: Uint8Array; offsets?: Uint8Array; more?: boolean; digest?: Uint8Array }
+  | { t: 'chunks'; id: number; size: number; base: number; lengths: Uint8Array; fps: Uint8Array; offsets?: Uint8Array; more?: boolean; digest?: Uint8Array; sketchable?: boolean }
   | {
       t: 'plan'
       id: number
@@ -166,6 +168,12 @@ export type WireMessage =
   | { t: 'ops'; codec: number; raw: number; z: Uint8Array }
   /** (sync) a step of the session is over (see SYNC_STEPS) */
   | { t: 'step'; name: string }
+  /** (version 2, receiver→sender) send the similarity sketch of file `id` (asked when the chunk
+   *  lists put its best seed below the threshold: they cannot see edits smaller than a chunk) */
+  | { t: 'sketchWant'; id: number }
+  /** (version 2, sender→receiver) the sketch (src/similarity/sketch-codec.ts), or nil when the
+   *  file is too large for one or cannot be read */
+  | { t: 'sketch'; id: number; sketch: Uint8Array | null }
 
 /** The message type tags. */
 export type WireTag = WireMessage['t']

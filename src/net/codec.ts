@@ -211,6 +211,14 @@ const CODECS: CodecTable = {
     toWire: (m) => ({ t: 'step', name: m.name }),
     fromWire: (f) => ({ t: 'step', name: f.oneOf('name', SYNC_STEPS) }),
   },
+  sketchWant: {
+    toWire: (m) => ({ t: 'sketchWant', id: m.id }),
+    fromWire: (f) => ({ t: 'sketchWant', id: f.int('id', 0, U32_MAX) }),
+  },
+  sketch: {
+    toWire: (m) => ({ t: 'sketch', id: m.id, sketch: m.sketch }),
+    fromWire: (f) => ({ t: 'sketch', id: f.int('id', 0, U32_MAX), sketch: f.raw('sketch') === null ? null : f.bytes('sketch', { max: LIMITS.maxSketchBytes }) }),
+  },
 }
 
 /** A list message's payload: the msgpack array of `items`, compressed as one frame. */
@@ -407,6 +415,7 @@ function chunksToWire(m: MessageOf<'chunks'>): WireMessage {
     ...(offsets === undefined ? {} : { offsets }),
     ...(m.more === true ? { more: true } : {}),
     ...(m.digest === undefined ? {} : { digest: Buffer.from(m.digest, 'hex') }),
+    ...(m.sketchable === true ? { sketchable: true } : {}),
   }
 }
 
@@ -438,11 +447,14 @@ function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
   const more = f.raw('more')
   if (more !== undefined && more !== null && typeof more !== 'boolean') throw f.bad('more', `must be a boolean, got ${typeName(more)}`)
   const digest = f.has('digest') ? (parseFileDigest(Buffer.from(f.bytes('digest', { exact: 32 })).toString('hex')) as FileDigest) : undefined
+  const sketchable = f.raw('sketchable')
+  if (sketchable !== undefined && sketchable !== null && typeof sketchable !== 'boolean') throw f.bad('sketchable', `must be a boolean, got ${typeName(sketchable)}`)
   return {
     t: 'chunks', id, size, chunks,
     ...(more === true ? { more: true } : {}),
     ...(digest !== undefined && { digest }),
     ...(offsets !== undefined && { sampled: true }),
+    ...(sketchable === true && { sketchable: true }),
   }
 }
 

@@ -31,8 +31,9 @@ export type Message =
   /** sender→receiver: the file's chunks, contiguous and in order. A list longer than
    *  `LIMITS.maxChunksPerMessage` is split over several messages, all but the last with `more`.
    *  `size` (every piece) is the size of the file the list describes, `digest` (the last
-   *  piece) its SHA-256: what the rebuilt file must be. */
-  | { t: 'chunks'; id: number; size: number; chunks: Chunk[]; more?: boolean; digest?: FileDigest; sampled?: boolean }
+   *  piece) its SHA-256: what the rebuilt file must be. `sketchable` (last piece, version 2):
+   *  the sender answers a `sketchWant` for this file. */
+  | { t: 'chunks'; id: number; size: number; chunks: Chunk[]; more?: boolean; digest?: FileDigest; sampled?: boolean; sketchable?: boolean }
   /** receiver→sender: how to send file `id`. `similarity` in 0..1. */
   | {
       t: 'plan'
@@ -82,6 +83,10 @@ export type Message =
    *  `phaseEnd` (by the sender of a phase, after its receiver's `done`), `syncEnd` (C→S),
    *  `syncDone` (S→C: deletions done, state recorded). */
   | { t: 'step'; name: SyncStep }
+  /** receiver→sender (version 2): send the similarity sketch of file `id`. */
+  | { t: 'sketchWant'; id: number }
+  /** sender→receiver (version 2): the sketch of file `id`, encoded (encodeSketch), or null. */
+  | { t: 'sketch'; id: number; sketch: Uint8Array | null }
 export type MessageTag = Message['t']
 /** The message with tag `T`. */
 export type MessageOf<T extends MessageTag> = Extract<Message, { t: T }>

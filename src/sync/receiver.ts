@@ -9,7 +9,7 @@ import {
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
 import type { Channel, FileEntry, Message, SessionOptions } from '../net/index.js'
-import { metricByName, profile } from '../similarity/index.js'
+import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream } from '../similarity/index.js'
 import { sameMtime, sampleChunks, type FileRecord, type Store, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
@@ -85,6 +85,10 @@ function isNoSpace(err: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT'
 }
 
+/** Files smaller than this are not measured by sketch: a delta from the earlier version is
+ *  the rule below 8 chunks anyway (decide), and a whole small file costs little. */
+const SKETCH_MIN_FILE_BYTES = 64 * 1024
+
 /** Times a file is asked for when it keeps changing on the sender while being sent. */
 const MAX_SOURCE_ATTEMPTS = 3
 
@@ -113,6 +117,10 @@ interface Transfer {
   retried: boolean
   /** asked for again after the disk was full, to be written alone */
   retriedForSpace?: boolean
+  /** the sender answers a `sketchWant` for it (version 2, files up to 64 MiB) */
+  sketchable?: boolean
+  /** waiting for the sketch asked for (see #sketchSimilarity) */
+  onSketch?: (sketch: Uint8Array | null) => void
 }
 
 /**
@@ -256,6 +264,14 @@ class Receiver {
       case 'dataEnd':
         this.#streaming(msg.id)?.queue?.end()
         return
+      case 'sketch': {
+        const t = this.#transfers.get(msg.id)
+        const deliver = t?.onSketch
+        if (deliver === undefined) throw new DsyncError('BAD_MESSAGE', `sketch for file id ${msg.id}, which was not asked for`)
+        t!.onSketch = undefined
+        deliver(msg.sketch)
+        return
+      }
       case 'notice':
         // A file the sender could not read: its error, here too (it is not coming).
         if (msg.path !== undefined) this.d.report.add({ path: msg.path, action: 'error', code: msg.code ?? 'IO', message: msg.message })
@@ -289,6 +305,7 @@ class Receiver {
       return this.#maybeFinish()
     }
     t.digest = msg.digest
+    if (msg.sketchable === true) t.sketchable = true
     this.#decideInTask(t)
   }
 
@@ -598,6 +615,20 @@ class Receiver {
       }
       decision = choose()
     }
+    // Chunk lists cannot see edits smaller than a chunk: a file with a few scattered line
+    // edits shares few whole 8 KiB chunks with its old version and measured "not similar"
+    // (issue 10: 8 of 50 edited source files went whole). Before sending it whole, its seed is
+    // measured again with sketches of short windows (within ~3 points of the truth).
+    const seed = decision.seed ?? samePath
+    if (decision.method !== 'delta' && seed !== undefined && seed !== null && t.sketchable === true && !t.partialList && (t.size ?? 0) >= SKETCH_MIN_FILE_BYTES) {
+      const measured = await this.#sketchSimilarity(t, seed)
+      if (measured !== undefined) {
+        const note = `measured by sketch, ±${(measured.errorBound * 100).toFixed(1)} points`
+        decision = measured.value >= this.d.options.threshold && measured.value > 0
+          ? { method: 'delta', seed, similarity: measured.value, note }
+          : { method: 'whole', seed, similarity: measured.value, note }
+      }
+    }
     const action: Action = decision.method === 'delta' ? 'delta' : t.current ? 'whole' : 'new'
     const event: FileEvent = {
       path: t.entry.path,
@@ -615,6 +646,35 @@ class Receiver {
     const scale = t.partialList && target.multiset.total > 0 ? (t.size ?? t.entry.size) / target.multiset.total : 1
     const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile, scale) : 0
     return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions)
+  }
+
+  /**
+   * The file's similarity to `seed` by sketches: the sender's sketch of its file (asked for)
+   * against this side's sketch of the seed (read again). Undefined when the sender has none.
+   */
+  async #sketchSimilarity(t: Transfer, seed: string): Promise<{ value: number; errorBound: number } | undefined> {
+    const signal = this.#signal
+    const theirs = new Promise<Uint8Array | null>((resolve, reject) => {
+      const stop = (): void => reject(signal.reason)
+      signal.addEventListener('abort', stop, { once: true })
+      t.onSketch = (s) => {
+        signal.removeEventListener('abort', stop)
+        resolve(s)
+      }
+    })
+    this.#out.post({ t: 'sketchWant', id: t.id })
+    const mine = sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }))
+    const [raw, own] = await Promise.all([theirs, mine])
+    if (raw === null) return undefined
+    let target
+    try {
+      target = decodeSketch(raw)
+    } catch (err) {
+      throw new DsyncError('BAD_MESSAGE', `the sketch of ${t.entry.path} is malformed: ${(err as Error).message}`, { cause: err })
+    }
+    const est = estimateSimilarity(target, own)
+    const value = this.d.options.metric === 'containment' ? est.containmentAinB : est[this.d.options.metric as 'jaccard' | 'dice' | 'lcs']
+    return { value, errorBound: est.errorBound }
   }
 
   /** A local regular file with the same base name as `e` (nearest in size), if any. */

@@ -5,6 +5,7 @@ import { lstatSync } from 'node:fs'
 import { openFileSource, resolveInside } from '../fs/index.js'
 import { LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { sampleChunks, type FileRecord, type Store } from '../store/index.js'
+import { encodeSketch, sketchStream } from '../similarity/index.js'
 import { LocalFiles } from './local-files.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
@@ -45,6 +46,12 @@ const SAMPLE_ABOVE_CHUNKS = 256
 
 /** `want`s answered at once (each may be reading its file); more wait in the socket. */
 const MAX_ANSWERING = 64
+
+/**
+ * Files up to this size offer a similarity sketch (`sketchable`): ~16 KB of sketch per MiB, so
+ * 1 MiB at most, in one message; it is read again to make it, only when the receiver asks.
+ */
+const SKETCH_MAX_FILE_BYTES = 64 * 1024 * 1024
 
 /** Largest `data` payload (protocol limit 1 MiB). */
 const DATA_FRAME = 1024 * 1024
@@ -195,10 +202,26 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         size: rec.size,
         chunks: list.slice(i, end),
         ...(sampled && { sampled: true }),
-        ...(end < n ? { more: true } : { digest: rec.digest }),
+        ...(end < n ? { more: true } : { digest: rec.digest, ...(rec.size <= SKETCH_MAX_FILE_BYTES && { sketchable: true }) }),
       })
     }
   }
+  /** The similarity sketch of a file whose chunk lists put it below the threshold (the receiver
+   *  asks): read again, or null when it is too large or cannot be read now. */
+  const sendSketch = async (id: number, path: string): Promise<void> => {
+    let sketch: Uint8Array | null = null
+    try {
+      const e = files.get(path)
+      if (e !== undefined && e.size <= SKETCH_MAX_FILE_BYTES) {
+        sketch = encodeSketch(await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })))
+      }
+    } catch (err) {
+      if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK') throw err
+      // Policy: no sketch; the receiver decides from the chunk lists, as without one.
+    }
+    out.post({ t: 'sketch', id, sketch })
+  }
+
   /** wants being answered, and the message loop waiting for one to end (it alone waits) */
   let answering = 0
   let onAnswered: (() => void) | undefined
@@ -216,6 +239,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
           onAnswered?.()
           onAnswered = undefined
         })
+      } else if (msg.t === 'sketchWant') {
+        const path = paths.get(msg.id)
+        if (path === undefined) throw new DsyncError('BAD_MESSAGE', `sketch asked for file id ${msg.id}, whose chunk list was never sent`)
+        scope.spawn(() => sendSketch(msg.id, path))
       } else if (msg.t === 'plan') {
         plans.push(msg)
         wake()

@@ -18,6 +18,10 @@ export interface SyncClientDeps extends SideDeps {
   readonly onNotice?: (message: string) => void
 }
 
+/** Paths of a served tree the client holds the state of (~200 bytes each: ~800 MiB at most):
+ *  a peer cannot grow this side's memory past it by sending state forever. */
+const MAX_STATE_ENTRIES = 4 * 1024 * 1024
+
 const unexpected = (m: Message, when: string): DsyncError => new DsyncError('BAD_MESSAGE', `unexpected "${m.t}" message from the server ${when}`)
 
 /**
@@ -44,7 +48,10 @@ async function syncClient(channel: Channel, d: SyncClientDeps): Promise<SyncPlan
   const remote: StateEntry[] = []
   let peer: { replica: string; machine: string } | undefined
   await readUntil(channel, 'sending its tree', (m) => {
-    if (m.t === 'state') remote.push(...m.entries)
+    if (m.t === 'state') {
+      if (remote.length + m.entries.length > MAX_STATE_ENTRIES) throw new DsyncError('BAD_MESSAGE', `the server's tree state passed ${MAX_STATE_ENTRIES} entries`)
+      for (const e of m.entries) remote.push(e)
+    }
     else if (m.t === 'stateEnd') peer = { replica: m.replica, machine: m.machine }
     else throw unexpected(m, 'before its tree state')
     return peer !== undefined

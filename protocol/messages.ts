@@ -126,7 +126,7 @@ export type WireMessage =
   /** `size`, on every piece: the size of the file the list describes; chunks never reach past
    *  it, and a list holds at most size ÷ the minimum chunk size + 1 chunks. `digest`, on the
    *  last piece: the file's SHA-256. The rebuilt file must have exactly this size and digest. */
-  | { t: 'chunks'; id: number; size: number; base: number; lengths: Uint8Array; fps: Uint8Array; offsets?: Uint8Array; more?: boolean; digest?: Uint8Array; sketchable?: boolean }
+  | { t: 'chunks'; id: number; size: number; base: number; lengths: Uint8Array; fps: Uint8Array; offsets?: Uint8Array; more?: boolean; digest?: Uint8Array; sketchable?: boolean; refinable?: boolean }
   | {
       t: 'plan'
       id: number
@@ -134,7 +134,13 @@ export type WireMessage =
       seed: string | null
       similarity: number
       signature: Uint8Array | null
+      /** (version 2) a refined exchange: `matches` / `refine` rounds before the data (§4.1) */
+      refine?: boolean
     }
+  /** (version 2, sender→receiver) a match list (protocol/DELTA.md "Refinement") */
+  | { t: 'matches'; id: number; list: Uint8Array }
+  /** (version 2, receiver→sender) a refinement signature, or nil: no more rounds, send the delta */
+  | { t: 'refine'; id: number; signature: Uint8Array | null }
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }
   /** `seed` and `similarity` (0..1) say why a file was sent as it was; `conflictCopy` names

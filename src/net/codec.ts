@@ -100,6 +100,7 @@ const CODECS: CodecTable = {
   plan: {
     toWire: (m) => ({
       t: 'plan', id: m.id, method: m.method, seed: m.seed, similarity: m.similarity, signature: m.signature,
+      ...(m.refine === true && { refine: true }),
     }),
     fromWire: (f) => ({
       t: 'plan',
@@ -108,7 +109,16 @@ const CODECS: CodecTable = {
       seed: f.raw('seed') === null ? null : f.path('seed'),
       similarity: f.num('similarity', 0, 1),
       signature: f.raw('signature') === null ? null : f.bytes('signature', { max: LIMITS.maxSignatureBytes }),
+      ...(f.has('refine') && f.bool('refine') && { refine: true }),
     }),
+  },
+  matches: {
+    toWire: (m) => ({ t: 'matches', id: m.id, list: m.list }),
+    fromWire: (f) => ({ t: 'matches', id: f.int('id', 0, U32_MAX), list: f.bytes('list', { max: LIMITS.maxSignatureBytes }) }),
+  },
+  refine: {
+    toWire: (m) => ({ t: 'refine', id: m.id, signature: m.signature }),
+    fromWire: (f) => ({ t: 'refine', id: f.int('id', 0, U32_MAX), signature: f.raw('signature') === null ? null : f.bytes('signature', { max: LIMITS.maxSignatureBytes }) }),
   },
   data: {
     toWire: (m) => {
@@ -416,6 +426,7 @@ function chunksToWire(m: MessageOf<'chunks'>): WireMessage {
     ...(m.more === true ? { more: true } : {}),
     ...(m.digest === undefined ? {} : { digest: Buffer.from(m.digest, 'hex') }),
     ...(m.sketchable === true ? { sketchable: true } : {}),
+    ...(m.refinable === true ? { refinable: true } : {}),
   }
 }
 
@@ -455,6 +466,7 @@ function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
     ...(digest !== undefined && { digest }),
     ...(offsets !== undefined && { sampled: true }),
     ...(sketchable === true && { sketchable: true }),
+    ...(f.raw('refinable') === true && { refinable: true }),
   }
 }
 

@@ -33,7 +33,7 @@ export type Message =
    *  `size` (every piece) is the size of the file the list describes, `digest` (the last
    *  piece) its SHA-256: what the rebuilt file must be. `sketchable` (last piece, version 2):
    *  the sender answers a `sketchWant` for this file. */
-  | { t: 'chunks'; id: number; size: number; chunks: Chunk[]; more?: boolean; digest?: FileDigest; sampled?: boolean; sketchable?: boolean }
+  | { t: 'chunks'; id: number; size: number; chunks: Chunk[]; more?: boolean; digest?: FileDigest; sampled?: boolean; sketchable?: boolean; refinable?: boolean }
   /** receiver→sender: how to send file `id`. `similarity` in 0..1. */
   | {
       t: 'plan'
@@ -42,7 +42,13 @@ export type Message =
       seed: string | null
       similarity: number
       signature: Uint8Array | null
+      /** (version 2) refinement rounds (`matches`, `refine`) come before the data */
+      refine?: boolean
     }
+  /** sender→receiver (version 2): the matches a round found, encoded (encodeMatches) */
+  | { t: 'matches'; id: number; list: Uint8Array }
+  /** receiver→sender (version 2): a refinement signature (encodeRefineSignature), or null: send the delta */
+  | { t: 'refine'; id: number; signature: Uint8Array | null }
   /** sender→receiver: delta stream bytes, at most `LIMITS.maxDataBytes` each. */
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }

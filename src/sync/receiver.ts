@@ -1,10 +1,13 @@
 import { link, lstat, mkdir, rename, rm, statfs, symlink } from 'node:fs/promises'
 import { dirname, join, posix } from 'node:path'
 import { chunkList, cutterFor, type ChunkParams } from '../chunk/index.js'
-import { blockSizeForChange, changedRegions, computeSignature, decide, encodeSignature, MIN_MEASURABLE_CHUNKS, type SeedCandidate } from '../delta/index.js'
+import {
+  blockSizeForChange, blockSizeForRefinement, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
+  encodeSignature, MIN_MEASURABLE_CHUNKS, planRefinement, type SeedCandidate,
+} from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
-  asFileError, fsError, openFileSource, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX,
+  asFileError, fsError, openFileSource, openSeedReader, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX,
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
@@ -89,6 +92,12 @@ function isNoSpace(err: unknown): boolean {
  *  the rule below 8 chunks anyway (decide), and a whole small file costs little. */
 const SKETCH_MIN_FILE_BYTES = 64 * 1024
 
+/** Seeds smaller than this are sent one round: a refined exchange costs a round trip per round,
+ *  and on a small file one block of literal per edit is little. */
+const REFINE_MIN_SEED_BYTES = 64 * 1024
+/** Refinement rounds after the first (DELTA.md: 2–3 on the bench's edits). */
+const MAX_REFINE_ROUNDS = 4
+
 /** Times a file is asked for when it keeps changing on the sender while being sent. */
 const MAX_SOURCE_ATTEMPTS = 3
 
@@ -121,6 +130,10 @@ interface Transfer {
   sketchable?: boolean
   /** waiting for the sketch asked for (see #sketchSimilarity) */
   onSketch?: (sketch: Uint8Array | null) => void
+  /** the sender runs refinement rounds for it (version 2) */
+  refinable?: boolean
+  /** waiting for the next match list of a refined exchange (see #refinedPlan) */
+  onMatches?: (list: Uint8Array) => void
 }
 
 /**
@@ -264,6 +277,14 @@ class Receiver {
       case 'dataEnd':
         this.#streaming(msg.id)?.queue?.end()
         return
+      case 'matches': {
+        const t = this.#transfers.get(msg.id)
+        const deliver = t?.onMatches
+        if (deliver === undefined) throw new DsyncError('BAD_MESSAGE', `matches for file id ${msg.id}, which has no refined exchange waiting for them`)
+        t!.onMatches = undefined
+        deliver(msg.list)
+        return
+      }
       case 'sketch': {
         const t = this.#transfers.get(msg.id)
         const deliver = t?.onSketch
@@ -306,6 +327,7 @@ class Receiver {
     }
     t.digest = msg.digest
     if (msg.sketchable === true) t.sketchable = true
+    if (msg.refinable === true) t.refinable = true
     this.#decideInTask(t)
   }
 
@@ -346,7 +368,9 @@ class Receiver {
 
   /** A per-file failure: reported, and the session goes on. Session-wide ones are rethrown. */
   #fail(path: string, err: unknown, id = 0): void {
-    if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK' || this.#signal.aborted) throw err
+    // A peer's malformed message (a bad match list or sketch, found while settling one file)
+    // makes the session meaningless, as a malformed chunk list does: it ends it.
+    if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK' || err.code === 'BAD_MESSAGE' || this.#signal.aborted) throw err
     this.#event({ path, action: 'error', code: err.code, message: err.message }, id)
   }
 
@@ -662,6 +686,7 @@ class Receiver {
         resolve(s)
       }
     })
+    theirs.catch(() => undefined) // awaited below: an abort before that is not unhandled
     this.#out.post({ t: 'sketchWant', id: t.id })
     const mine = sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }))
     const [raw, own] = await Promise.all([theirs, mine])
@@ -705,12 +730,16 @@ class Receiver {
       // small signature; many scattered edits, small blocks and little literal.
       const size = seed === null ? 0 : (this.#files.get(seed)?.size ?? 0)
       const blockSize = blockSizeForChange(size, regions)
-      const signature =
-        seedAbs === null
-          ? null
-          : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
       t.queue = new ByteQueue(signal)
-      this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
+      if (seedAbs !== null && t.refinable === true && !t.retried && size >= REFINE_MIN_SEED_BYTES) {
+        await this.#refinedPlan(t, seed!, seedAbs, size, regions, event)
+      } else {
+        const signature =
+          seedAbs === null
+            ? null
+            : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
+        this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
+      }
       const conflictCopy = t.conflict && t.current ? await this.#keepConflictCopy(path, abs) : undefined
       // The sender's list describes the file written when it is whole (not a sample, not cut
       // short); else the file is chunked as it is written (its record, for the next sync: a
@@ -757,6 +786,60 @@ class Receiver {
         this.#fail(path, e, t.id)
       }
       this.#settle(t)
+    }
+  }
+
+  /**
+   * The rounds of a refined exchange (PROTOCOL.md §4.1): round 1's signature with blocks sized
+   * for the changes the chunk lists show, then, for each match list back, a signature of small
+   * blocks over just the seed ranges around its holes, until planRefinement sees nothing left
+   * worth a round (or after MAX_REFINE_ROUNDS); then the sender's delta, which copies every
+   * match. An edit then costs about its own size instead of a block (bench/README "Bytes").
+   */
+  async #refinedPlan(t: Transfer, seedPath: string, seedAbs: string, size: number, regions: number, event: FileEvent): Promise<void> {
+    const signal = this.#signal
+    const nextList = (): Promise<Uint8Array> => {
+      const p = new Promise<Uint8Array>((resolve, reject) => {
+        const stop = (): void => reject(signal.reason)
+        signal.addEventListener('abort', stop, { once: true })
+        t.onMatches = (l) => {
+          signal.removeEventListener('abort', stop)
+          resolve(l)
+        }
+      })
+      p.catch(() => undefined) // awaited later: an abort before that is not unhandled
+      return p
+    }
+    const b1 = blockSizeForRefinement(size, Math.max(1, regions))
+    const signature = encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize: b1, signal }))
+    let waiting = nextList()
+    this.#out.post({ t: 'plan', id: t.id, method: 'delta', seed: seedPath, similarity: event.similarity ?? 0, signature, refine: true })
+    const seed = await openSeedReader(seedAbs, { noFollow: true })
+    try {
+      let prevBlock = b1
+      for (let round = 0; ; round++) {
+        const raw = await waiting
+        let list
+        try {
+          list = decodeMatches(raw)
+        } catch (err) {
+          throw new DsyncError('BAD_MESSAGE', `match list for ${t.entry.path}: ${(err as Error).message}`, { cause: err })
+        }
+        if (list.seedSize !== size || list.targetSize !== t.size) {
+          throw new DsyncError('BAD_MESSAGE', `match list for ${t.entry.path} is for a ${list.seedSize}-byte seed and a ${list.targetSize}-byte file, not ${size} and ${t.size}`)
+        }
+        const plan = round < MAX_REFINE_ROUNDS ? planRefinement(list, prevBlock) : null
+        if (plan === null) {
+          this.#out.post({ t: 'refine', id: t.id, signature: null })
+          return
+        }
+        const sig = encodeRefineSignature(await computeRefineSignature(seed, list, plan, { signal }))
+        waiting = nextList()
+        this.#out.post({ t: 'refine', id: t.id, signature: sig })
+        prevBlock = plan.blockSize
+      }
+    } finally {
+      await seed.close()
     }
   }
 

@@ -1,8 +1,11 @@
 import type { ChunkParams } from '../chunk/index.js'
-import { decodeSignature, EMPTY_SIGNATURE, encodeDelta, type DeltaStats } from '../delta/index.js'
+import {
+  decodeRefineSignature, decodeSignature, EMPTY_SIGNATURE, encodeDelta, encodeMatchedDelta, encodeMatches, matchTarget, MAX_MATCHES, refineMatches,
+  type DeltaStats, type SeedReader, type Signature,
+} from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
-import { openFileSource, resolveInside } from '../fs/index.js'
+import { openFileSource, openSeedReader, resolveInside } from '../fs/index.js'
 import { LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
 import { sampleChunks, type FileRecord, type Store } from '../store/index.js'
 import { encodeSketch, sketchStream } from '../similarity/index.js'
@@ -137,6 +140,52 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       await new Promise<void>((r) => idle.push(r))
     }
   }
+  /** Refinement rounds in flight: the `refine` messages of each file, taken in order. */
+  const refining = new Map<number, MessageQueue<Extract<Message, { t: 'refine' }>>>()
+  /**
+   * A refined exchange (PROTOCOL.md §4.1): the matches of round 1's signature, then, per
+   * `refine` with a signature, the matches found again in the holes, until the receiver says
+   * no more; the delta then copies every match. The file is read once for round 1 and then only
+   * in its holes, at their offsets.
+   */
+  const refinedDelta = async (id: number, path: string, sig: Signature, source: AsyncIterable<Uint8Array> | Uint8Array[], kept: Uint8Array | undefined) => {
+    const rounds = new MessageQueue<Extract<Message, { t: 'refine' }>>(signal)
+    refining.set(id, rounds)
+    const reader = kept !== undefined ? memoryReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true })
+    try {
+      const stream = Array.isArray(source) ? (async function* () { yield* source })() : source
+      let { list, digest } = await matchTarget(sig, stream, { signal })
+      for (;;) {
+        // A list too long for one message goes empty (DELTA.md): the receiver then stops.
+        await channel.send({ t: 'matches', id, list: encodeMatches(list.matches.length > MAX_MATCHES ? { ...list, matches: [] } : list) })
+        const r = await rounds.next()
+        if (r.signature === null) break
+        let theirs
+        try {
+          theirs = decodeRefineSignature(r.signature, list)
+        } catch (err) {
+          throw new DsyncError('BAD_MESSAGE', `refinement signature for ${path}: ${(err as Error).message}`, { cause: err })
+        }
+        list = await refineMatches(list, theirs, reader, { signal })
+      }
+      const delta = encodeMatchedDelta(list, reader, digest, { signal })
+      return {
+        bytes: (async function* () {
+          try {
+            yield* delta.bytes
+          } finally {
+            await closeReader(reader)
+          }
+        })(),
+        stats: () => delta.stats(),
+      }
+    } catch (err) {
+      await closeReader(reader)
+      throw err
+    } finally {
+      refining.delete(id)
+    }
+  }
   const sendFile = async (plan: PlanMessage): Promise<void> => {
     const path = paths.get(plan.id)
     if (path === undefined) throw new DsyncError('BAD_MESSAGE', `plan for file id ${plan.id}, which was never asked for`)
@@ -145,7 +194,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // A small file is sent from what was read for its chunk list; others are read again.
       const kept = files.takeContent(path)
       const source = kept !== undefined ? [kept] : openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })
-      const delta = encodeDelta(sig, source, { signal })
+      const delta = plan.refine === true ? await refinedDelta(plan.id, path, sig, source, kept) : encodeDelta(sig, source, { signal })
       for await (const buf of delta.bytes) {
         for (let o = 0; o < buf.length; o += DATA_FRAME) {
           const bytes = buf.subarray(o, o + DATA_FRAME)
@@ -155,7 +204,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       }
       stats.set(plan.id, delta.stats())
     } catch (err) {
-      if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK') throw err
+      if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK' || err.code === 'BAD_MESSAGE') throw err
       // The receiver sees a truncated delta and drops the file; the reason is reported here.
       d.report.add({ path, action: 'error', code: err.code, message: err.message })
       paths.delete(plan.id)
@@ -202,7 +251,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         size: rec.size,
         chunks: list.slice(i, end),
         ...(sampled && { sampled: true }),
-        ...(end < n ? { more: true } : { digest: rec.digest, ...(rec.size <= SKETCH_MAX_FILE_BYTES && { sketchable: true }) }),
+        ...(end < n ? { more: true } : { digest: rec.digest, refinable: true, ...(rec.size <= SKETCH_MAX_FILE_BYTES && { sketchable: true }) }),
       })
     }
   }
@@ -243,6 +292,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         const path = paths.get(msg.id)
         if (path === undefined) throw new DsyncError('BAD_MESSAGE', `sketch asked for file id ${msg.id}, whose chunk list was never sent`)
         scope.spawn(() => sendSketch(msg.id, path))
+      } else if (msg.t === 'refine') {
+        const rounds = refining.get(msg.id)
+        if (rounds === undefined) throw new DsyncError('BAD_MESSAGE', `refine for file id ${msg.id}, which has no refined exchange going`)
+        rounds.push(msg)
       } else if (msg.t === 'plan') {
         plans.push(msg)
         wake()
@@ -283,6 +336,51 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     else d.report.add({ path, action: 'unchanged', size: files.get(path)?.size ?? 0 })
   }
   d.report.countScan(files.filesRead)
+}
+
+/** A file's bytes in memory as a SeedReader (a small file kept from its read). */
+function memoryReader(bytes: Uint8Array): SeedReader {
+  return { size: bytes.length, read: async (offset, length) => bytes.subarray(offset, offset + length) }
+}
+
+async function closeReader(r: SeedReader): Promise<void> {
+  const c = (r as { close?: () => Promise<void> }).close
+  if (c !== undefined) await c.call(r)
+}
+
+/**
+ * Messages for one task, in arrival order: the message loop pushes, the task awaits `next`.
+ * At most a few are ever queued (one `refine` answers one `matches`); more is the peer's error.
+ */
+class MessageQueue<M> {
+  readonly #items: M[] = []
+  #waiter: ((m: M) => void) | undefined
+
+  constructor(private readonly signal: AbortSignal) {}
+
+  push(m: M): void {
+    if (this.#waiter !== undefined) {
+      const w = this.#waiter
+      this.#waiter = undefined
+      return w(m)
+    }
+    if (this.#items.length >= 2) throw new DsyncError('BAD_MESSAGE', 'refine sent before the matches it answers')
+    this.#items.push(m)
+  }
+
+  next(): Promise<M> {
+    const m = this.#items.shift()
+    if (m !== undefined) return Promise.resolve(m)
+    return new Promise<M>((resolve, reject) => {
+      const stop = (): void => reject(this.signal.reason)
+      if (this.signal.aborted) return stop()
+      this.signal.addEventListener('abort', stop, { once: true })
+      this.#waiter = (v) => {
+        this.signal.removeEventListener('abort', stop)
+        resolve(v)
+      }
+    })
+  }
 }
 
 /** `paths` and every directory above them. */

@@ -49,7 +49,6 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
         if (s.role === 'push') await runReceiver(session, { ...deps, now: () => new Date(), ...(peer && { baseOf: (p: string) => peer.baseOf(p) }) })
         else if (s.role === 'sync') await runSyncServer(channel, s.options.replica, { ...deps, now: () => new Date() })
         else await runSender(session, deps)
-        await peer?.record(report.events)
       } catch (err) {
         throw isDsyncError(err) ? err : new DsyncError('INTERNAL', `session failed: ${String(err)}`, { cause: err })
       }
@@ -59,6 +58,8 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
           `${sum.deleted} deleted, ${sum.conflicts} conflicts, ${sum.errors} errors; ` +
           `${channel.stats.bytesReceived} B in, ${channel.stats.bytesSent} B out, ${sum.durationMs} ms`,
       )
+      // Still under the tree's lock: the next session on the tree sees these bases.
+      await peer?.record(report.events)
     })
   })
 }

@@ -72,6 +72,7 @@ t.test('a hostile sender: a malformed sketch, or one nobody asked for, ends the 
     const receiving = runReceiver(mine, {
       root, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal, now: () => new Date(),
     })
+    receiving.catch(() => undefined) // checked below; it may fail while the fake peer still talks
     await theirs.send({ t: 'files', entries: [{ path: 'src.ts', kind: 'file', size: edited.length, mtimeMs: Date.now() + 60_000, mode: 0o644 }] })
     await theirs.send({ t: 'filesEnd' })
     for await (const m of theirs.messages()) {

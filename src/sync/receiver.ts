@@ -680,6 +680,7 @@ class Receiver {
     const signal = this.#signal
     const theirs = new Promise<Uint8Array | null>((resolve, reject) => {
       const stop = (): void => reject(signal.reason)
+      if (signal.aborted) return stop() // no abort event would come
       signal.addEventListener('abort', stop, { once: true })
       t.onSketch = (s) => {
         signal.removeEventListener('abort', stop)
@@ -801,6 +802,8 @@ class Receiver {
     const nextList = (): Promise<Uint8Array> => {
       const p = new Promise<Uint8Array>((resolve, reject) => {
         const stop = (): void => reject(signal.reason)
+        // Aborted already (a read that finished as the peer left): no abort event will come.
+        if (signal.aborted) return stop()
         signal.addEventListener('abort', stop, { once: true })
         t.onMatches = (l) => {
           signal.removeEventListener('abort', stop)

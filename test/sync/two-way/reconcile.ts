@@ -84,3 +84,20 @@ t.test('a directory keeps its name against a file; the file becomes the conflict
   t.equal(p.moves.local[0]!.from, 'd')
   t.same(p.toLocal, ['d'])
 })
+
+t.test('the same content with other modes on both sides: one mode is sent, so the sides meet', async (t) => {
+  // chmod on both sides: the same size and mtime, other modes.
+  const p = reconcile([f('x', 'changed', { mode: 0o755 })], [f('x', 'changed', { mode: 0o600 })], opts())
+  t.same(p.toLocal, ['x'], 'one side\'s mode goes over (the remote\'s on a tie of mtimes)')
+  t.equal(p.decisions[0]!.outcome, 'resolved')
+  t.same(p.moves, { local: [], remote: [] }, 'no conflict copy for identical content')
+  const same = reconcile([f('x', 'changed', { mode: 0o600 })], [f('x', 'changed', { mode: 0o600 })], opts())
+  t.same([same.toLocal, same.toRemote], [[], []], 'the same mode too: nothing to do')
+  t.same(reconcile([f('x', 'changed', { mode: 0o755 })], [f('x', 'changed', { mode: 0o600 })], opts({ prefer: 'local' })).toRemote, ['x'], '--prefer picks the mode')
+})
+
+t.test('a taken conflict-copy name of a file without an extension gets -2 at its end', async (t) => {
+  const l = [f('Makefile', 'changed', { mtimeMs: 2000, size: 5 })]
+  const r = [f('Makefile', 'changed', { mtimeMs: 3000, size: 6 }), f('Makefile.dsync-conflict-home-20261124-000000', 'same')]
+  t.equal(reconcile(l, r, opts()).moves.local[0]!.to, 'Makefile.dsync-conflict-home-20261124-000000-2')
+})

@@ -92,9 +92,10 @@ export type WireStateEntry = [path: string, kind: number, size: number, mtimeMs:
 export const STATE_STATUS = Object.freeze({ same: 0, changed: 1, new: 2, deleted: 3 } as const)
 
 /** `ops` entry: [op, path, to]: 0 send (listed in the pull phase), 1 move to `to` (before the
- *  transfers), 2 delete (after them), 3 keep as the conflict copy `to` (a move). */
+ *  transfers), 2 delete (after them), 3 keep as the conflict copy `to` (a move), 4 clear
+ *  (delete before the transfers: an entry a path of another kind replaces). */
 export type WireOpEntry = [op: number, path: string, to: string | null]
-export const OP_CODE = Object.freeze({ send: 0, move: 1, delete: 2, conflictCopy: 3 } as const)
+export const OP_CODE = Object.freeze({ send: 0, move: 1, delete: 2, conflictCopy: 3, clear: 4 } as const)
 
 /** `step` names, in the order a sync session passes them (PROTOCOL.md §4.2). */
 export const SYNC_STEPS = ['opsEnd', 'opsApplied', 'phaseEnd', 'syncEnd', 'syncDone'] as const

@@ -34,7 +34,7 @@ const CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/
 const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/
 const KIND_BY_WIRE = ['file', 'dir', 'symlink'] as const
 const STATUS_BY_WIRE = ['same', 'changed', 'new', 'deleted'] as const satisfies readonly ChangeStatus[]
-const OP_BY_WIRE = ['send', 'move', 'delete', 'conflictCopy'] as const
+const OP_BY_WIRE = ['send', 'move', 'delete', 'conflictCopy', 'clear'] as const
 const REPLICA_PATTERN = /^[0-9a-f]{32}$/
 
 /** Every error code dsync defines: a received `error` with one of these keeps its code. */
@@ -268,7 +268,7 @@ function opFromWire(f: WireFields, i: number, raw: unknown): SyncOp {
   const [code, path, to] = raw as unknown[]
   const op = OP_BY_WIRE[checkInt(f, `${at}.op`, code, 0, OP_BY_WIRE.length - 1)]!
   const p = checkPath(f, `${at}.path`, path, false)
-  if (op === 'send' || op === 'delete') return { op, path: p }
+  if (op === 'send' || op === 'delete' || op === 'clear') return { op, path: p }
   return { op, path: p, to: checkPath(f, `${at}.to`, to, false) }
 }
 

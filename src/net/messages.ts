@@ -140,6 +140,7 @@ export type SyncOp =
   | { op: 'move'; path: string; to: string } // rename it before the transfers (a rename made on the client)
   | { op: 'conflictCopy'; path: string; to: string } // keep it as a conflict copy (a move) before the transfers
   | { op: 'delete'; path: string } // delete it after the transfers, if still as listed
+  | { op: 'clear'; path: string } // delete it before the transfers: a path of another kind replaces it
 
 export type SyncStep = 'opsEnd' | 'opsApplied' | 'phaseEnd' | 'syncEnd' | 'syncDone'
 

@@ -56,7 +56,10 @@ export interface SyncPlan {
   readonly toLocal: string[]
   readonly moves: { readonly local: Move[]; readonly remote: Move[] }
   /** deleted after the transfers, deepest first (a deleted file may be a seed until then) */
-  readonly deletes: { readonly local: string[]; readonly remote: string[] }
+  deletes: { local: string[]; remote: string[] }
+  /** deleted before the transfers, deepest first: what a path of another kind replaces (a
+   *  file where a directory was, a directory where a file or link was), and what was under it */
+  readonly clears: { readonly local: string[]; readonly remote: string[] }
 }
 
 const other = (s: Side): Side => (s === 'local' ? 'remote' : 'local')
@@ -123,7 +126,9 @@ export function reconcile(local: readonly StateEntry[], remote: readonly StateEn
     local: new Map(local.map((e) => [e.path, withDigest(e, o.digests?.local)])),
     remote: new Map(remote.map((e) => [e.path, withDigest(e, o.digests?.remote)])),
   }
-  const plan: SyncPlan = { decisions: [], toRemote: [], toLocal: [], moves: { local: [], remote: [] }, deletes: { local: [], remote: [] } }
+  const plan: SyncPlan = {
+    decisions: [], toRemote: [], toLocal: [], moves: { local: [], remote: [] }, deletes: { local: [], remote: [] }, clears: { local: [], remote: [] },
+  }
   const taken = new Set<string>([...sides.local.keys(), ...sides.remote.keys()])
   const done = new Set<string>()
   const send = (from: Side, path: string): void => {
@@ -235,7 +240,27 @@ export function reconcile(local: readonly StateEntry[], remote: readonly StateEn
     decide({ path, outcome: 'conflict', side: loser, copy, why: `${why}: the ${loser} version is kept as ${copy}` })
   }
 
-  for (const s of ['local', 'remote'] as const) plan.deletes[s].sort((a, b) => (a < b ? 1 : -1)) // deepest first
+  // A path sent to a side that has it as another kind (a file made a directory, a link made a
+  // file) replaces it: that side's entry goes first, with whatever was under it, before the
+  // transfers — the receiver writes a path only where no entry of another kind stands. Only
+  // entries the side has as last synced are cleared; one changed there too was a conflict above.
+  for (const to of ['local', 'remote'] as const) {
+    const incoming = to === 'local' ? plan.toLocal : plan.toRemote
+    const from = other(to)
+    for (const path of incoming) {
+      const mine = sides[to].get(path)
+      const theirs = sides[from].get(path)
+      if (!exists(mine) || theirs === undefined || mine.kind === theirs.kind || mine.status !== 'same') continue
+      const under = `${path}/`
+      const moved = plan.deletes[to].filter((p) => p.startsWith(under))
+      plan.deletes[to] = plan.deletes[to].filter((p) => !p.startsWith(under))
+      plan.clears[to].push(...moved, path)
+    }
+  }
+  for (const s of ['local', 'remote'] as const) {
+    plan.deletes[s].sort((a, b) => (a < b ? 1 : -1)) // deepest first
+    plan.clears[s].sort((a, b) => (a < b ? 1 : -1))
+  }
   return plan
 }
 

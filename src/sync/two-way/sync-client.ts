@@ -85,6 +85,7 @@ async function syncClient(channel: Channel, d: SyncClientDeps): Promise<SyncPlan
     ...plan.moves.remote.map((m): SyncOp => (m.conflict ? { op: 'conflictCopy', path: m.from, to: m.to } : { op: 'move', path: m.from, to: m.to })),
     ...plan.toLocal.map((path): SyncOp => ({ op: 'send', path })),
     ...plan.deletes.remote.map((path): SyncOp => ({ op: 'delete', path })),
+    ...plan.clears.remote.map((path): SyncOp => ({ op: 'clear', path })),
   ]
   for (let i = 0; i < ops.length; i += SYNC_BATCH) await channel.send({ t: 'ops', ops: ops.slice(i, i + SYNC_BATCH) })
   await channel.send({ t: 'step', name: 'opsEnd' })
@@ -92,6 +93,7 @@ async function syncClient(channel: Channel, d: SyncClientDeps): Promise<SyncPlan
 
   const tree = new TreeOps(d.root, files, local, (e) => d.report.add({ ...e, side: 'local' }))
   await tree.move(plan.moves.local)
+  await tree.delete(plan.clears.local)
   const remoteResult = (m: Message): boolean => {
     if (m.t !== 'result') return false
     d.report.add({ ...eventOfResult(m), side: 'remote' })

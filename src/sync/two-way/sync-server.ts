@@ -75,6 +75,7 @@ async function syncServer(channel: Channel, replica: string | undefined, d: Side
   }
   const tree = new TreeOps(d.root, files, state, tell)
   await tree.move(ops.flatMap((o) => (o.op === 'move' || o.op === 'conflictCopy' ? [{ from: o.path, to: o.to, conflict: o.op === 'conflictCopy' }] : [])))
+  await tree.delete(ops.flatMap((o) => (o.op === 'clear' ? [o.path] : [])).sort((a, b) => (a < b ? 1 : -1)))
   await channel.send({ t: 'step', name: 'opsApplied' })
 
   const roleOptions = { ...d.options, delete: false, force: false }

@@ -152,3 +152,59 @@ function dropState(tree: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(tree).filter(([p]) => p !== '.dsync' && !p.startsWith('.dsync/')))
 }
 
+
+t.test('two-way sync: a path that changes kind on one side replaces the other side\'s entry', async (t) => {
+  const { symlink, readlink, lstat } = await import('node:fs/promises')
+  const served = await tempTree(t)
+  const server = await startServer(t, served)
+  const cases: [string, Record<string, string>, (root: string) => Promise<void>, (root: string) => Promise<void>][] = [
+    ['file becomes a directory', { 'f.txt': BASE }, async (A) => {
+      await rm(join(A, 'f.txt'))
+      await mkdir(join(A, 'f.txt'))
+      await writeFile(join(A, 'f.txt', 'inside.txt'), 'inside\n')
+    }, async (root) => void t.equal(await readFile(join(root, 'f.txt', 'inside.txt'), 'utf8'), 'inside\n')],
+    ['directory becomes a file', { 'sub/a.txt': 'a\n', 'sub/b/c.txt': 'c\n' }, async (A) => {
+      await rm(join(A, 'sub'), { recursive: true })
+      await writeFile(join(A, 'sub'), 'now a file\n')
+    }, async (root) => void t.equal(await readFile(join(root, 'sub'), 'utf8'), 'now a file\n')],
+    ['link becomes a file', { 'target.txt': 't\n' }, async (A) => {
+      await rm(join(A, 'link'))
+      await writeFile(join(A, 'link'), 'a file now (sed -i on a link does this)\n')
+    }, async (root) => void t.ok((await lstat(join(root, 'link'))).isFile())],
+  ]
+  for (const [name, files, change, check] of cases) {
+    const cell = name.replace(/\W+/g, '-')
+    const url = `${server.url}/${cell}`
+    const A = await tempTree(t, files)
+    if (name.startsWith('link')) await symlink('target.txt', join(A, 'link'))
+    const B = await tempTree(t)
+    await sync(A, url, clientOpts({ machine: 'home' }))
+    await sync(B, url, clientOpts({ machine: 'work' }))
+    if (name.startsWith('link')) t.equal(await readlink(join(B, 'link')), 'target.txt', `${name}: the link reached B`)
+    await change(A)
+    const runs = [await sync(A, url, clientOpts({ machine: 'home' })), await sync(B, url, clientOpts({ machine: 'work' }))]
+    t.same(runs.flatMap((r) => r.events.filter((e) => e.action === 'error')), [], `${name}: no errors`)
+    await check(B)
+    t.same(await describeTree(B), await describeTree(A), `${name}: B equals A`)
+    t.same(await describeTree(join(served, cell)), await describeTree(A), `${name}: the server equals A`)
+  }
+})
+
+t.test('two-way sync: a file made on one machine and a directory on the other, at one path', async (t) => {
+  const served = await tempTree(t)
+  const server = await startServer(t, served)
+  const url = `${server.url}/x-cell`
+  const A = await tempTree(t)
+  const B = await tempTree(t)
+  await sync(A, url, clientOpts({ machine: 'home' }))
+  await sync(B, url, clientOpts({ machine: 'work' }))
+  await writeFile(join(A, 'x'), 'a file at home\n')
+  await mkdir(join(B, 'x'))
+  await writeFile(join(B, 'x', 'in.txt'), 'in a directory at work\n')
+  const runs = [await sync(A, url, clientOpts({ machine: 'home' })), await sync(B, url, clientOpts({ machine: 'work' })), await sync(A, url, clientOpts({ machine: 'home' }))]
+  t.same(runs.flatMap((r) => r.events.filter((e) => e.action === 'error')), [], 'no errors')
+  t.same(await describeTree(B), await describeTree(A), 'B equals A')
+  t.equal(await readFile(join(A, 'x', 'in.txt'), 'utf8'), 'in a directory at work\n', 'the directory keeps the name')
+  const copies = (await observe(A)).filter((e) => e.startsWith('copy of x='))
+  t.equal(copies.length, 1, 'the file is kept as a conflict copy')
+})

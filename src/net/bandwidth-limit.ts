@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Channel } from './channel.js'
+import { wrapChannel, type Channel } from './channel.js'
 
 /** Time as the bucket sees it: a seam for tests, the real clock by default. */
 export interface BucketClock {
@@ -50,15 +50,10 @@ export class TokenBucket {
  */
 export function withBandwidthLimit(channel: Channel, bytesPerSecond: number, opts: { signal?: AbortSignal; clock?: BucketClock } = {}): Channel {
   const bucket = new TokenBucket(bytesPerSecond, opts.clock)
-  return {
+  return wrapChannel(channel, {
     async send(msg) {
       if (msg.t === 'data') await bucket.take(msg.bytes.length, opts.signal)
       return channel.send(msg)
-    },
-    close: (code, reason) => channel.close(code, reason),
-    fail: (err) => channel.fail(err),
-    get stats() {
-      return channel.stats
     },
     async *messages() {
       for await (const msg of channel.messages()) {
@@ -66,5 +61,5 @@ export function withBandwidthLimit(channel: Channel, bytesPerSecond: number, opt
         yield msg
       }
     },
-  }
+  })
 }

@@ -22,6 +22,22 @@ export interface Channel {
   readonly stats: { bytesSent: number; bytesReceived: number }
 }
 
+/**
+ * `channel` with some of its parts replaced: what a wrapper (idle timeout, bandwidth limit, a
+ * two-way sync phase, a tap on the file lists) does not override passes straight through.
+ */
+export function wrapChannel(channel: Channel, parts: { send?: Channel['send']; messages?: Channel['messages'] }): Channel {
+  return {
+    send: parts.send ?? ((msg) => channel.send(msg)),
+    messages: parts.messages ?? (() => channel.messages()),
+    close: (code, reason) => channel.close(code, reason),
+    fail: (err) => channel.fail(err),
+    get stats() {
+      return channel.stats
+    },
+  }
+}
+
 /** Flow-control limits of a channel. */
 export interface ChannelLimits extends QueueLimits {
   /** `send` waits while more than this many bytes are buffered unsent. */

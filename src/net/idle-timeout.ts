@@ -1,5 +1,5 @@
 import { DsyncError } from '../errors.js'
-import { CLOSE, type Channel } from './channel.js'
+import { CLOSE, wrapChannel, type Channel } from './channel.js'
 
 /**
  * A session with no bytes moving either way for this long is dead or stalled: the server ends
@@ -21,13 +21,7 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60 * 1000
  */
 export function withIdleTimeout(channel: Channel, ms: number = DEFAULT_IDLE_TIMEOUT_MS): Channel {
   const moved = (): number => channel.stats.bytesSent + channel.stats.bytesReceived
-  return {
-    send: (msg) => channel.send(msg),
-    close: (code, reason) => channel.close(code, reason),
-    fail: (err) => channel.fail(err),
-    get stats() {
-      return channel.stats
-    },
+  return wrapChannel(channel, {
     async *messages() {
       let last = moved()
       let idle = false
@@ -59,5 +53,5 @@ export function withIdleTimeout(channel: Channel, ms: number = DEFAULT_IDLE_TIME
       }
       if (idle) throw idleError()
     },
-  }
+  })
 }

@@ -2,7 +2,7 @@
  *  handshake, server and client, and the choice of transport by URL. */
 export type { Message, MessageTag, MessageOf, FileEntry, SessionOptions, Role, StateEntry, ChangeStatus, SyncOp, SyncStep } from './messages.js'
 export { encode, decode } from './codec.js'
-export { type Channel, type ChannelLimits, DEFAULT_CHANNEL_LIMITS, CLOSE, memoryChannelPair } from './channel.js'
+export { type Channel, type ChannelLimits, DEFAULT_CHANNEL_LIMITS, CLOSE, memoryChannelPair, wrapChannel } from './channel.js'
 export { DEFAULT_IDLE_TIMEOUT_MS, withIdleTimeout } from './idle-timeout.js'
 export { TokenBucket, withBandwidthLimit, type BucketClock } from './bandwidth-limit.js'
 export { type ServerOptions, type Session, type RunningServer, startServer, isLoopbackHost } from './server.js'

@@ -1,4 +1,4 @@
-import type { Channel, FileEntry } from '../net/index.js'
+import { wrapChannel, type Channel, type FileEntry } from '../net/index.js'
 import type { PairBase, Store, SyncBase } from '../store/index.js'
 import type { FileEvent } from './report.js'
 import { baseOf } from './two-way/changes.js'
@@ -41,15 +41,10 @@ export class PeerBases {
     const note = (entries: readonly FileEntry[]): void => {
       for (const e of entries) this.#listed.set(e.path, e)
     }
-    return {
+    return wrapChannel(channel, {
       send: (msg) => {
         if (msg.t === 'files') note(msg.entries)
         return channel.send(msg)
-      },
-      close: (code, reason) => channel.close(code, reason),
-      fail: (err) => channel.fail(err),
-      get stats() {
-        return channel.stats
       },
       async *messages() {
         for await (const msg of channel.messages()) {
@@ -57,7 +52,7 @@ export class PeerBases {
           yield msg
         }
       },
-    }
+    })
   }
 
   /** After a session that completed: every listed path whose outcome succeeded is what both

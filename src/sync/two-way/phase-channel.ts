@@ -1,5 +1,5 @@
 import { DsyncError } from '../../errors.js'
-import type { Channel, FileEntry, Message } from '../../net/index.js'
+import { wrapChannel, type Channel, type FileEntry, type Message } from '../../net/index.js'
 
 /**
  * One phase of a two-way sync on the session's channel: a push-like or pull-like transfer run
@@ -9,13 +9,7 @@ import type { Channel, FileEntry, Message } from '../../net/index.js'
  * phase's file list (the receiving side records what it got as its new bases).
  */
 export function phaseChannel(channel: Channel, onEntry?: (e: FileEntry) => void): Channel {
-  return {
-    send: (msg) => channel.send(msg),
-    close: (code, reason) => channel.close(code, reason),
-    fail: (err) => channel.fail(err),
-    get stats() {
-      return channel.stats
-    },
+  return wrapChannel(channel, {
     async *messages() {
       for await (const msg of channel.messages()) {
         if (msg.t === 'step') {
@@ -26,7 +20,7 @@ export function phaseChannel(channel: Channel, onEntry?: (e: FileEntry) => void)
         yield msg
       }
     },
-  }
+  })
 }
 
 /**

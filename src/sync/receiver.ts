@@ -20,6 +20,7 @@ import { checkOverwrite, conflictCopyPath } from './conflict.js'
 import { deleteExtras } from './delete-extras.js'
 import { Semaphore } from './limit.js'
 import { LocalFiles } from './local-files.js'
+import { Mailbox } from './mailbox.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
@@ -132,12 +133,12 @@ interface Transfer {
   retriedForSpace?: boolean
   /** the sender answers a `sketchWant` for it (version 2, files up to 64 MiB) */
   sketchable?: boolean
-  /** waiting for the sketch asked for (see #sketchSimilarity) */
-  onSketch?: (sketch: Uint8Array | null) => void
+  /** the sketch asked for, once asked (see #sketchSimilarity) */
+  sketch?: Mailbox<Uint8Array | null>
   /** the sender runs refinement rounds for it (version 2) */
   refinable?: boolean
-  /** waiting for the next match list of a refined exchange (see #refinedPlan) */
-  onMatches?: (list: Uint8Array) => void
+  /** the match lists of a refined exchange, once planned (see #refinedPlan) */
+  matches?: Mailbox<Uint8Array>
 }
 
 /**
@@ -282,20 +283,14 @@ class Receiver {
         this.#streaming(msg.id)?.queue?.end()
         return
       case 'matches': {
-        const t = this.#transfers.get(msg.id)
-        const deliver = t?.onMatches
-        if (deliver === undefined) throw new DsyncError('BAD_MESSAGE', `matches for file id ${msg.id}, which has no refined exchange waiting for them`)
-        t!.onMatches = undefined
-        deliver(msg.list)
-        return
+        const box = this.#transfers.get(msg.id)?.matches
+        if (box === undefined) throw new DsyncError('BAD_MESSAGE', `matches for file id ${msg.id}, which has no refined exchange waiting for them`)
+        return box.push(msg.list)
       }
       case 'sketch': {
-        const t = this.#transfers.get(msg.id)
-        const deliver = t?.onSketch
-        if (deliver === undefined) throw new DsyncError('BAD_MESSAGE', `sketch for file id ${msg.id}, which was not asked for`)
-        t!.onSketch = undefined
-        deliver(msg.sketch)
-        return
+        const box = this.#transfers.get(msg.id)?.sketch
+        if (box === undefined) throw new DsyncError('BAD_MESSAGE', `sketch for file id ${msg.id}, which was not asked for`)
+        return box.push(msg.sketch)
       }
       case 'notice':
         // A file the sender could not read: its error, here too (it is not coming).
@@ -682,19 +677,11 @@ class Receiver {
    */
   async #sketchSimilarity(t: Transfer, seed: string): Promise<{ value: number; errorBound: number } | undefined> {
     const signal = this.#signal
-    const theirs = new Promise<Uint8Array | null>((resolve, reject) => {
-      const stop = (): void => reject(signal.reason)
-      if (signal.aborted) return stop() // no abort event would come
-      signal.addEventListener('abort', stop, { once: true })
-      t.onSketch = (s) => {
-        signal.removeEventListener('abort', stop)
-        resolve(s)
-      }
-    })
-    theirs.catch(() => undefined) // awaited below: an abort before that is not unhandled
+    t.sketch = new Mailbox(signal, 'sketch')
     this.#out.post({ t: 'sketchWant', id: t.id })
-    const mine = sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }))
-    const [raw, own] = await Promise.all([theirs, mine])
+    // The seed's sketch while the sender makes its own.
+    const own = await sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }))
+    const raw = await t.sketch.next()
     if (raw === null) return undefined
     let target
     try {
@@ -803,29 +790,15 @@ class Receiver {
    */
   async #refinedPlan(t: Transfer, seedPath: string, seedAbs: string, size: number, regions: number, event: FileEvent): Promise<void> {
     const signal = this.#signal
-    const nextList = (): Promise<Uint8Array> => {
-      const p = new Promise<Uint8Array>((resolve, reject) => {
-        const stop = (): void => reject(signal.reason)
-        // Aborted already (a read that finished as the peer left): no abort event will come.
-        if (signal.aborted) return stop()
-        signal.addEventListener('abort', stop, { once: true })
-        t.onMatches = (l) => {
-          signal.removeEventListener('abort', stop)
-          resolve(l)
-        }
-      })
-      p.catch(() => undefined) // awaited later: an abort before that is not unhandled
-      return p
-    }
     const b1 = blockSizeForRefinement(size, Math.max(1, regions))
     const signature = encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize: b1, signal }))
-    let waiting = nextList()
+    const matches = (t.matches = new Mailbox(signal, 'match list'))
     this.#out.post({ t: 'plan', id: t.id, method: 'delta', seed: seedPath, similarity: event.similarity ?? 0, signature, refine: true })
     const seed = await openSeedReader(seedAbs, { noFollow: true })
     try {
       let prevBlock = b1
       for (let round = 0; ; round++) {
-        const raw = await waiting
+        const raw = await matches.next()
         let list
         try {
           list = decodeMatches(raw)
@@ -841,7 +814,6 @@ class Receiver {
           return
         }
         const sig = encodeRefineSignature(await computeRefineSignature(seed, list, plan, { signal }))
-        waiting = nextList()
         this.#out.post({ t: 'refine', id: t.id, signature: sig })
         prevBlock = plan.blockSize
       }

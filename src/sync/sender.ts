@@ -10,6 +10,7 @@ import { LIMITS, type Channel, type FileEntry, type Message, type SessionOptions
 import { sampleChunks, type FileRecord, type Store } from '../store/index.js'
 import { encodeSketch, sketchStream } from '../similarity/index.js'
 import { LocalFiles } from './local-files.js'
+import { Mailbox } from './mailbox.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
@@ -141,7 +142,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
   }
   /** Refinement rounds in flight: the `refine` messages of each file, taken in order. */
-  const refining = new Map<number, MessageQueue<Extract<Message, { t: 'refine' }>>>()
+  const refining = new Map<number, Mailbox<Extract<Message, { t: 'refine' }>>>()
   /**
    * A refined exchange (PROTOCOL.md §4.1): the matches of round 1's signature, then, per
    * `refine` with a signature, the matches found again in the holes, until the receiver says
@@ -149,7 +150,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
    * in its holes, at their offsets.
    */
   const refinedDelta = async (id: number, path: string, sig: Signature, source: AsyncIterable<Uint8Array> | Uint8Array[], kept: Uint8Array | undefined) => {
-    const rounds = new MessageQueue<Extract<Message, { t: 'refine' }>>(signal)
+    const rounds = new Mailbox<Extract<Message, { t: 'refine' }>>(signal, 'refine')
     refining.set(id, rounds)
     const reader = kept !== undefined ? memoryReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true })
     try {
@@ -346,41 +347,6 @@ function memoryReader(bytes: Uint8Array): SeedReader {
 async function closeReader(r: SeedReader): Promise<void> {
   const c = (r as { close?: () => Promise<void> }).close
   if (c !== undefined) await c.call(r)
-}
-
-/**
- * Messages for one task, in arrival order: the message loop pushes, the task awaits `next`.
- * At most a few are ever queued (one `refine` answers one `matches`); more is the peer's error.
- */
-class MessageQueue<M> {
-  readonly #items: M[] = []
-  #waiter: ((m: M) => void) | undefined
-
-  constructor(private readonly signal: AbortSignal) {}
-
-  push(m: M): void {
-    if (this.#waiter !== undefined) {
-      const w = this.#waiter
-      this.#waiter = undefined
-      return w(m)
-    }
-    if (this.#items.length >= 2) throw new DsyncError('BAD_MESSAGE', 'refine sent before the matches it answers')
-    this.#items.push(m)
-  }
-
-  next(): Promise<M> {
-    const m = this.#items.shift()
-    if (m !== undefined) return Promise.resolve(m)
-    return new Promise<M>((resolve, reject) => {
-      const stop = (): void => reject(this.signal.reason)
-      if (this.signal.aborted) return stop()
-      this.signal.addEventListener('abort', stop, { once: true })
-      this.#waiter = (v) => {
-        this.signal.removeEventListener('abort', stop)
-        resolve(v)
-      }
-    })
-  }
 }
 
 /** `paths` and every directory above them. */

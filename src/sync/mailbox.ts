@@ -1,0 +1,44 @@
+import { DsyncError } from '../errors.js'
+
+/**
+ * Messages for one file's task, handed over by the session's message loop in arrival order:
+ * the loop `push`es, the task awaits `next`. A message that comes before the task asks is kept
+ * (at most `capacity`: one answer per question; more is the peer's error, BAD_MESSAGE). The
+ * session's end rejects a wait at once, also one that starts after it: an abort listener added
+ * to an aborted signal never fires, and such a wait held a tree for good (a push cut just as
+ * its refinement rounds began).
+ */
+export class Mailbox<T> {
+  readonly #items: T[] = []
+  #waiter: ((v: T) => void) | undefined
+
+  /** @param what the message, for the error (`match list`, `sketch`, `refine`) */
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly what: string,
+    private readonly capacity = 1,
+  ) {}
+
+  push(v: T): void {
+    const w = this.#waiter
+    if (w !== undefined) {
+      this.#waiter = undefined
+      return w(v)
+    }
+    if (this.#items.length >= this.capacity) throw new DsyncError('BAD_MESSAGE', `${this.what} sent before the message it answers`)
+    this.#items.push(v)
+  }
+
+  next(): Promise<T> {
+    if (this.#items.length > 0) return Promise.resolve(this.#items.shift()!)
+    return new Promise<T>((resolve, reject) => {
+      const stop = (): void => reject(this.signal.reason)
+      if (this.signal.aborted) return stop()
+      this.signal.addEventListener('abort', stop, { once: true })
+      this.#waiter = (v) => {
+        this.signal.removeEventListener('abort', stop)
+        resolve(v)
+      }
+    })
+  }
+}

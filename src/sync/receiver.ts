@@ -1,6 +1,6 @@
 import { link, lstat, mkdir, rename, rm, statfs, symlink } from 'node:fs/promises'
 import { dirname, join, posix } from 'node:path'
-import { chunkList, cutterFor, type ChunkParams } from '../chunk/index.js'
+import { chunkList, cutterFor } from '../chunk/index.js'
 import {
   blockSizeForChange, blockSizeForRefinement, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
   encodeSignature, MIN_MEASURABLE_CHUNKS, planRefinement, type SeedCandidate,
@@ -11,9 +11,9 @@ import {
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
-import type { Channel, FileEntry, Message, SessionOptions } from '../net/index.js'
+import type { Channel, FileEntry, Message } from '../net/index.js'
 import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream } from '../similarity/index.js'
-import { sameMtime, sampleChunks, type FileRecord, type Store, type SyncBase } from '../store/index.js'
+import { sameMtime, sampleChunks, type FileRecord, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
 import { checkOverwrite, conflictCopyPath } from './conflict.js'
@@ -21,19 +21,13 @@ import { deleteExtras } from './delete-extras.js'
 import { Semaphore } from './limit.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
-import type { Action, FileEvent, SyncReport } from './report.js'
+import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
+import type { RoleDeps } from './session.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
-export interface ReceiverDeps {
-  /** absolute path of the tree being written */
-  readonly root: string
-  readonly store: Store
-  readonly params: ChunkParams
-  readonly options: SessionOptions
-  readonly report: SyncReport
-  readonly signal: AbortSignal
+export interface ReceiverDeps extends RoleDeps {
   readonly now: () => Date
   /** called with what the peer says in a `notice` that concerns no file */
   readonly onNotice?: (message: string) => void

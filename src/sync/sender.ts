@@ -1,4 +1,3 @@
-import type { ChunkParams } from '../chunk/index.js'
 import {
   decodeRefineSignature, decodeSignature, EMPTY_SIGNATURE, encodeDelta, encodeMatchedDelta, encodeMatches, matchTarget, MAX_MATCHES, refineMatches,
   type DeltaStats, type SeedReader, type Signature,
@@ -6,24 +5,18 @@ import {
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
 import { openFileSource, openSeedReader, resolveInside } from '../fs/index.js'
-import { LIMITS, type Channel, type FileEntry, type Message, type SessionOptions } from '../net/index.js'
-import { sampleChunks, type FileRecord, type Store } from '../store/index.js'
+import { LIMITS, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { sampleChunks, type FileRecord } from '../store/index.js'
 import { encodeSketch, sketchStream } from '../similarity/index.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
-import type { Action, FileEvent, SyncReport } from './report.js'
+import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
+import type { RoleDeps } from './session.js'
 
 /** Everything the sender role needs, given by the flow (push on the client, pull on the server). */
-export interface SenderDeps {
-  /** absolute path of the tree being sent */
-  readonly root: string
-  readonly store: Store
-  readonly params: ChunkParams
-  readonly options: SessionOptions
-  readonly report: SyncReport
-  readonly signal: AbortSignal
+export interface SenderDeps extends RoleDeps {
   /** files streamed at once (default 8): small files are mostly latency (open, fsync on the
    *  receiver), which overlaps well; large ones share the socket either way */
   readonly concurrency?: number

@@ -5,8 +5,20 @@ import { fsError } from '../fs/index.js'
 import type { SessionOptions } from '../net/index.js'
 import { Store } from '../store/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../similarity/index.js'
-import type { FileEvent, SyncSummary } from './report.js'
+import type { FileEvent, SyncReport, SyncSummary } from './report.js'
 import type { SyncPlan } from './two-way/reconcile.js'
+
+/** What every role of a session works with, on its side: the sender, the receiver, and both
+ *  ends of a two-way sync. */
+export interface RoleDeps {
+  /** absolute path of this side's tree */
+  readonly root: string
+  readonly store: Store
+  readonly params: ChunkParams
+  readonly options: SessionOptions
+  readonly report: SyncReport
+  readonly signal: AbortSignal
+}
 
 /** Chunk params every dsync uses for sync: both sides must cut the same way. */
 export const SYNC_CHUNK_PARAMS: ChunkParams = chunkParams()

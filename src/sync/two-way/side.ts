@@ -1,19 +1,11 @@
-import type { ChunkParams } from '../../chunk/index.js'
 import { removeStaleTemps } from '../../fs/index.js'
-import type { Message, SessionOptions } from '../../net/index.js'
-import type { Store } from '../../store/index.js'
+import type { Message } from '../../net/index.js'
 import { LocalFiles } from '../local-files.js'
+import type { RoleDeps } from '../session.js'
 import { SyncReport, type FileEvent } from '../report.js'
 
 /** What either end of a two-way sync works with. */
-export interface SideDeps {
-  /** absolute path of this side's tree */
-  readonly root: string
-  readonly store: Store
-  readonly params: ChunkParams
-  readonly options: SessionOptions
-  readonly report: SyncReport
-  readonly signal: AbortSignal
+export interface SideDeps extends RoleDeps {
   readonly now: () => Date
 }
 

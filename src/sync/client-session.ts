@@ -55,14 +55,6 @@ async function localReplicaId(root: string): Promise<string> {
   return withStore(root, async (store) => store.pairBases().peekReplicaId() ?? newReplicaId())
 }
 
-async function isDir(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isDirectory()
-  } catch {
-    return false
-  }
-}
-
 /**
  * One client session: opens the local tree's store, connects (WebSocket or ssh, by the URL's
  * form), and runs the local role — the sender for a push, the receiver for a pull (which
@@ -75,7 +67,7 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
   if (role === 'push') await ensureDirectory(root, false)
   // Every role names this tree's replica: the server keeps what it last synced with it (push and
   // pull too: several machines pushing to one server). A pull into a missing directory has none yet.
-  const replica = role !== 'pull' || (await isDir(root)) ? await localReplicaId(root) : newReplicaId()
+  const replica = await localReplicaId(root)
   const machine = machineName(o.machine ?? hostname())
   const options = { ...sessionOptions(o), ...(replica !== undefined && { replica, machine }) }
   const transport = await connectTransport(url, {

@@ -1,7 +1,6 @@
 import { hostname } from 'node:os'
 import { DsyncError } from '../../errors.js'
 import type { Channel, SyncOp } from '../../net/index.js'
-import type { FileDigest } from '../../types.js'
 import { newReplicaId } from '../../store/index.js'
 import { runReceiver } from '../receiver.js'
 import { runSender } from '../sender.js'
@@ -48,8 +47,8 @@ async function syncServer(channel: Channel, replica: string | undefined, d: Side
   let planned = false
   for await (const m of channel.messages()) {
     if (m.t === 'digests' && m.digests === undefined) {
-      const digests: (FileDigest | undefined)[] = []
-      for (const p of m.paths) digests.push(files.get(p)?.kind === 'file' ? (await files.record(p))?.digest : undefined)
+      // Read as LocalFiles reads: a few at once (its semaphore), not one after the other.
+      const digests = await Promise.all(m.paths.map(async (p) => (files.get(p)?.kind === 'file' ? (await files.record(p))?.digest : undefined)))
       await channel.send({ t: 'digests', paths: m.paths, digests })
     } else if (m.t === 'ops') {
       if (ops.length + m.ops.length > maxOps) throw new DsyncError('BAD_MESSAGE', `more than ${maxOps} operations for a tree of ${state.length} paths`)

@@ -1,7 +1,7 @@
 import { link, lstat, mkdir, readlink, rm, rmdir, unlink } from 'node:fs/promises'
 import { dirname, posix } from 'node:path'
 import { DsyncError, isDsyncError } from '../../errors.js'
-import { asFileError, resolveInside, syncDirectory, type TreeEntry } from '../../fs/index.js'
+import { asFileError, resolveInside, syncDirectory } from '../../fs/index.js'
 import type { FileEntry, StateEntry } from '../../net/index.js'
 import { sameMtime, type PairBase, type SyncBase } from '../../store/index.js'
 import type { LocalFiles } from '../local-files.js'
@@ -172,9 +172,4 @@ export class TreeOps {
 function describe(err: unknown): { code: string; message: string } {
   if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK') throw err
   return { code: err.code, message: err.message }
-}
-
-/** A `files` entry of this side, as the peer's receiver would see it. */
-export function listedEntry(e: TreeEntry): FileEntry {
-  return { path: e.path, kind: e.kind, size: e.size, mtimeMs: e.mtimeMs, mode: e.mode, ...(e.target !== undefined && { target: e.target }) }
 }

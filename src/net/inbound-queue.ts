@@ -1,4 +1,5 @@
 import { DsyncError } from '../errors.js'
+import { Fifo } from './fifo.js'
 import type { Message } from './messages.js'
 
 /** Limits of the unconsumed inbound queue; the transport is paused above them. */
@@ -15,8 +16,7 @@ export interface QueueLimits {
  * recipe of ws `lib/stream.js` (`if (!push(data)) ws.pause()`, resume in `_read`).
  */
 export class InboundQueue {
-  private readonly items: ({ msg: Message; size: number } | undefined)[] = []
-  private head = 0
+  private readonly items = new Fifo<{ msg: Message; size: number }>()
   private bytes = 0
   private paused = false
   private terminal: { error: DsyncError | null } | null = null
@@ -33,7 +33,7 @@ export class InboundQueue {
   }
 
   get queuedMessages(): number {
-    return this.items.length - this.head
+    return this.items.length
   }
 
   /** True once an end (normal or error) has been recorded. */
@@ -63,7 +63,7 @@ export class InboundQueue {
   /** The next message; null after a normal end; throws the recorded error once drained. */
   async next(): Promise<Message | null> {
     for (;;) {
-      if (this.head < this.items.length) return this.take()
+      if (this.items.length > 0) return this.take()
       if (this.terminal !== null) {
         if (this.terminal.error !== null) throw this.terminal.error
         return null
@@ -73,13 +73,7 @@ export class InboundQueue {
   }
 
   private take(): Message {
-    const item = this.items[this.head]!
-    this.items[this.head++] = undefined
-    // Compact now and then so a long session does not keep a growing array of holes.
-    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items.splice(0, this.head)
-      this.head = 0
-    }
+    const item = this.items.shift()!
     this.bytes -= item.size
     if (this.paused && this.bytes <= this.limits.maxQueuedBytes / 2 && this.queuedMessages <= this.limits.maxQueuedMessages / 2) {
       this.paused = false

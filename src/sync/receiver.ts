@@ -25,6 +25,7 @@ import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
 import type { RoleDeps } from './session.js'
+import { Fifo } from '../net/fifo.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
 export interface ReceiverDeps extends RoleDeps {
@@ -155,7 +156,7 @@ class Receiver {
   /** every file listed and not yet settled: waiting for its `want`, or wanted */
   readonly #transfers = new Map<number, Transfer>()
   /** listed files waiting for room in the want window, in list order */
-  readonly #waiting: Transfer[] = []
+  readonly #waiting = new Fifo<Transfer>()
   #wanted = 0
   #heldChunks = 0
   readonly #seen = new Set<string>()

@@ -1,4 +1,4 @@
-import { chmod, rm, utimes, writeFile } from 'node:fs/promises'
+import { chmod, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { chunkParams, type ChunkParams } from '../../src/index.js'
@@ -139,4 +139,28 @@ t.test('small files chunked in memory get the same record as the streaming chunk
     const want = await chunkPath(join(root, `f${n}`), params)
     t.match(r.known(`f${n}`), { size: want.size, digest: want.digest, chunks: want.chunks }, `${n} bytes`)
   }
+})
+
+t.test('indexSize reads only the files of that size, once a session, and follows entries set and deleted', async (t) => {
+  const { root, store } = await setup(t, { 'a.txt': 'aaaa', 'b.txt': 'bbbb', 'c.txt': 'cccccc', 'd/e.txt': 'eeee' })
+  const files = await scan(root, store, { index: false })
+  await files.indexSize(4)
+  t.equal(files.filesRead, 3, 'the three 4-byte files')
+  t.ok(files.known('a.txt') && files.known('d/e.txt'), 'each has a current record')
+  t.equal(files.known('c.txt'), undefined, 'the 6-byte file is not read')
+  await files.indexSize(4)
+  t.equal(files.filesRead, 3, 'asked again: nothing read')
+  await Promise.all([files.indexSize(6), files.indexSize(6)])
+  t.equal(files.filesRead, 4, 'two asks at once read the file once')
+  t.equal(store.findByDigest(files.known('c.txt')!.digest)[0], 'c.txt', 'in the store once the pass ends')
+
+  // An entry that changes size moves with it; a deleted one is gone from its size.
+  await writeFile(join(root, 'b.txt'), 'bbbbbbbbb')
+  await age(root, ['b.txt'], 60)
+  const st = await stat(join(root, 'b.txt'))
+  files.set({ ...files.get('b.txt')!, size: st.size, mtimeMs: st.mtimeMs })
+  files.delete('a.txt')
+  await files.indexSize(9)
+  t.equal(files.filesRead, 5, 'b.txt read again under its new size')
+  t.equal(files.known('b.txt')?.size, 9)
 })

@@ -118,7 +118,7 @@ export type WireMessage =
    *  length, at most `LIMITS.maxFileListBytes`. Sorted paths and like mtimes compress 3–5×. */
   | { t: 'files'; codec: number; raw: number; z: Uint8Array }
   | { t: 'filesEnd' }
-  | { t: 'want'; id: number; path: string }
+  | { t: 'want'; id: number; path: string; whole?: boolean }
   /** Chunk list as columns: `lengths` is u32 little-endian per chunk, `fps` 16 bytes per chunk;
    *  the first chunk starts at `base`, each next one where the previous ended. `more` is true
    *  when another `chunks` message for the same id follows. */

@@ -90,8 +90,8 @@ const CODECS: CodecTable = {
     fromWire: () => ({ t: 'filesEnd' }),
   },
   want: {
-    toWire: (m) => ({ t: 'want', id: m.id, path: m.path }),
-    fromWire: (f) => ({ t: 'want', id: f.int('id', 0, U32_MAX), path: f.path('path') }),
+    toWire: (m) => ({ t: 'want', id: m.id, path: m.path, ...(m.whole === true && { whole: true }) }),
+    fromWire: (f) => ({ t: 'want', id: f.int('id', 0, U32_MAX), path: f.path('path'), ...(f.has('whole') && f.bool('whole') && { whole: true }) }),
   },
   chunks: {
     toWire: chunksToWire,

@@ -26,8 +26,10 @@ export type Message =
   | { t: 'files'; entries: FileEntry[] }
   /** sender→receiver: the file list is complete. */
   | { t: 'filesEnd' }
-  /** receiver→sender: send me the chunk list of this file; `id` names the file from now on. */
-  | { t: 'want'; id: number; path: string }
+  /** receiver→sender: send me the chunk list of this file; `id` names the file from now on.
+   *  `whole`: skip the list, send the file whole now, as if a `plan` of method `whole` had
+   *  come back (a small new file no content here can help build; PROTOCOL.md §4). */
+  | { t: 'want'; id: number; path: string; whole?: boolean }
   /** sender→receiver: the file's chunks, contiguous and in order. A list longer than
    *  `LIMITS.maxChunksPerMessage` is split over several messages, all but the last with `more`.
    *  `size` (every piece) is the size of the file the list describes, `digest` (the last

@@ -245,6 +245,19 @@ export class LocalFiles {
     return got
   }
 
+  /** True when the tree has a regular file of exactly `size` bytes (the walk's, or written since). */
+  hasFileOfSize(size: number): boolean {
+    return (this.#sizeIndex().get(size)?.size ?? 0) > 0
+  }
+
+  #sizeIndex(): Map<number, Set<string>> {
+    if (this.#bySize === undefined) {
+      this.#bySize = new Map()
+      for (const e of this.#entries.values()) if (e.kind === 'file') this.#put(e)
+    }
+    return this.#bySize
+  }
+
   /**
    * Brings the content index up to date with the files of exactly `size` bytes (reads those the
    * store has no current record of): the only ones that can be a copy of a file of that size.
@@ -253,11 +266,7 @@ export class LocalFiles {
     if (this.#indexed !== undefined) return this.#indexed
     let pass = this.#sizesIndexed.get(size)
     if (pass === undefined) {
-      if (this.#bySize === undefined) {
-        this.#bySize = new Map()
-        for (const e of this.#entries.values()) if (e.kind === 'file') this.#put(e)
-      }
-      const paths = [...(this.#bySize.get(size) ?? [])]
+      const paths = [...(this.#sizeIndex().get(size) ?? [])]
       pass = (async () => {
         const pending: Promise<unknown>[] = []
         for (const path of paths) {

@@ -1,6 +1,6 @@
 import { link, lstat, mkdir, rename, rm, statfs, symlink } from 'node:fs/promises'
 import { dirname, join, posix } from 'node:path'
-import { chunkList, cutterFor } from '../chunk/index.js'
+import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
 import {
   blockSizeForChange, blockSizeForRefinement, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
   encodeSignature, MIN_MEASURABLE_CHUNKS, planRefinement, type SeedCandidate,
@@ -11,7 +11,7 @@ import {
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
-import type { Channel, FileEntry, Message } from '../net/index.js'
+import { Fifo, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream } from '../similarity/index.js'
 import { sameMtime, sampleChunks, type FileRecord, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
@@ -25,7 +25,6 @@ import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
 import type { RoleDeps } from './session.js'
-import { Fifo } from '../net/fifo.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
 export interface ReceiverDeps extends RoleDeps {
@@ -74,6 +73,10 @@ const MAX_HELD_CHUNKS = 256 * 1024
 /** Files this large get their room checked before they are asked for, even before the disk
  *  has been found full: a statfs is nothing next to sending 64 MiB that cannot be written. */
 const ROOM_CHECK_BYTES = 64 * 1024 * 1024
+
+/** A file asked for whole (one chunk when listed) is kept in memory as written, up to this, to
+ *  chunk it for its record; more means it grew on the sender since, and it is read when needed. */
+const WHOLE_KEPT_BYTES = 1024 * 1024
 /** Free space kept beyond a file's own size (metadata, the store, other writers). */
 const ROOM_MARGIN_BYTES = 1024 * 1024
 
@@ -134,6 +137,10 @@ interface Transfer {
   refinable?: boolean
   /** the match lists of a refined exchange, once planned (see #refinedPlan) */
   matches?: Mailbox<Uint8Array>
+  /** asked for whole, with no chunk list (#wantWhole) */
+  whole?: boolean
+  /** some of its `data` has come */
+  dataSeen?: boolean
 }
 
 /**
@@ -178,7 +185,7 @@ class Receiver {
    */
   readonly #knownDirs = new Set<string>([''])
   /** base name → local files with it (see #filesByName), for guessing the source of a moved file */
-  readonly #byName = new Map<string, string[]>()
+  #byName: Map<string, string[]> | undefined
   readonly #metric
   /** this side's tree: what the walk found, then what the session wrote */
   #files!: LocalFiles
@@ -245,10 +252,18 @@ class Receiver {
     for (const e of this.#files.entries()) if (e.kind === 'dir') this.#knownDirs.add(e.path)
   }
 
+  #cutterMade: Cutter | undefined
+  /** One cutter for the session's chunking (made when first needed). */
+  #cutter(): Cutter {
+    return (this.#cutterMade ??= cutterFor(this.d.params))
+  }
+
   /** base name → local files with it, made the first time a moved file's source is guessed
    *  (most sessions never do: a no-op of 100,000 files built it for nothing). */
   #filesByName(): Map<string, string[]> {
-    if (this.#byName.size > 0) return this.#byName
+    // Made once (an empty map too: a tree with no files made it again for every new file).
+    if (this.#byName !== undefined) return this.#byName
+    this.#byName = new Map()
     for (const e of this.#files.entries()) {
       if (e.kind !== 'file') continue
       const name = posix.basename(e.path)
@@ -272,6 +287,7 @@ class Receiver {
         return this.#chunkPiece(msg)
       case 'data': {
         const t = this.#streaming(msg.id)
+        if (t !== undefined) t.dataSeen = true
         return t?.queue?.push(msg.bytes)
       }
       case 'dataEnd':
@@ -301,7 +317,7 @@ class Receiver {
    *  (BAD_MESSAGE past it) and by the session's memory budget (cut short past it). */
   async #chunkPiece(msg: Extract<Message, { t: 'chunks' }>): Promise<void> {
     const t = this.#transfer(msg.id)
-    if (t.queue !== undefined || t.digest !== undefined) throw new DsyncError('BAD_MESSAGE', `chunk list for file id ${msg.id} after its list was complete`)
+    if ((t.queue !== undefined && t.whole !== true) || t.digest !== undefined) throw new DsyncError('BAD_MESSAGE', `chunk list for file id ${msg.id} after its list was complete`)
     if (t.size !== undefined && t.size !== msg.size) throw new DsyncError('BAD_MESSAGE', `chunk list of ${t.entry.path}: pieces disagree on the file's size`)
     t.size = msg.size
     t.listed += msg.chunks.length
@@ -320,6 +336,9 @@ class Receiver {
       return this.#maybeFinish()
     }
     t.digest = msg.digest
+    // A sender that predates `want.whole` answers it with the list: the plan it then waits for
+    // says whole, and the data goes to the fetch already waiting for it.
+    if (t.whole === true) return this.#out.post({ t: 'plan', id: t.id, method: 'whole', seed: null, similarity: 0, signature: null })
     if (msg.sketchable === true) t.sketchable = true
     if (msg.refinable === true) t.refinable = true
     this.#decideInTask(t)
@@ -441,7 +460,20 @@ class Receiver {
     }
     const t = this.#newTransfer(e, cur, 1)
     if (e.digest !== undefined && (await this.#resolveLocally(t, e.digest))) return
+    if (cur === undefined && e.digest === undefined && this.#wantWhole(e)) t.whole = true
     this.#enqueue(t)
+  }
+
+  /**
+   * A new file that nothing here can help build: one chunk long (its only chunk is its whole
+   * content), so only an identical file — of the same size — could be a seed or a copy, and
+   * there is none, nor a file of the same name (the guess for a moved small file). Its chunk
+   * list could only say so: it is asked for whole (`want.whole`), one round trip and one read
+   * on the sender instead of two. On a first push of 20,000 files of 100 B–8 KiB, 69% qualify.
+   */
+  #wantWhole(e: FileEntry): boolean {
+    const oneChunk = this.d.params.kind === 'cdc' ? this.d.params.min : this.d.params.avg
+    return e.size <= oneChunk && !this.d.options.dryRun && !this.#files.hasFileOfSize(e.size) && !this.#filesByName().has(posix.basename(e.path))
   }
 
   #newTransfer(entry: FileEntry, current: Transfer['current'], attempt: number): Transfer {
@@ -460,7 +492,8 @@ class Receiver {
       const t = this.#waiting.shift()!
       t.wanted = true
       this.#wanted++
-      this.#out.post({ t: 'want', id: t.id, path: t.entry.path })
+      this.#out.post({ t: 'want', id: t.id, path: t.entry.path, ...(t.whole === true && { whole: true }) })
+      if (t.whole === true) this.#fetchWholeInTask(t)
     }
   }
 
@@ -599,6 +632,18 @@ class Receiver {
     )
   }
 
+  /** A file asked for whole: its queue is ready before the data can come (the sender streams
+   *  it on the `want`), and it is written once a fetch slot frees. */
+  #fetchWholeInTask(t: Transfer): void {
+    t.queue = new ByteQueue(this.#signal)
+    const event: FileEvent = { path: t.entry.path, action: 'new', size: t.entry.size }
+    const work = () => this.#fetch(t, null, event)
+    this.#scope.spawn(
+      () => this.#fetchSlots.with(() => (this.#diskFull ? this.#alone.with(work) : work())),
+      () => this.#maybeFinish(),
+    )
+  }
+
   async #decideAndFetch(t: Transfer): Promise<void> {
     const id = t.id
     const chunks = t.chunks
@@ -717,8 +762,12 @@ class Receiver {
       // small signature; many scattered edits, small blocks and little literal.
       const size = seed === null ? 0 : (this.#files.get(seed)?.size ?? 0)
       const blockSize = blockSizeForChange(size, regions)
-      t.queue = new ByteQueue(signal)
-      if (seedAbs !== null && t.refinable === true && !t.retried && size >= REFINE_MIN_SEED_BYTES) {
+      // A file asked for whole has had its queue since its `want`, and gets no plan: the
+      // sender streams it as the want said.
+      if (t.whole !== true) t.queue = new ByteQueue(signal)
+      if (t.whole === true) {
+        // nothing to plan
+      } else if (seedAbs !== null && t.refinable === true && !t.retried && size >= REFINE_MIN_SEED_BYTES) {
         await this.#refinedPlan(t, seed!, seedAbs, size, regions, event)
       } else {
         const signature =
@@ -732,25 +781,45 @@ class Receiver {
       // short); else the file is chunked as it is written (its record, for the next sync: a
       // 1 GiB file changed after a sync was read twice, for the record and the signature).
       tee = t.partialList ? new ByteQueue(signal) : undefined
-      const chunking = tee === undefined ? undefined : chunkList(tee, cutterFor(this.d.params), { signal })
+      const chunking = tee === undefined ? undefined : chunkList(tee, this.#cutter(), { signal })
       chunking?.catch(() => undefined) // awaited below; a failed write ends it first
-      const res = await patchFile(seedAbs, t.queue, abs, {
+      // A file asked for whole came with no list: it is small, and chunked in memory from the
+      // bytes written (a streaming chunker per file cost 8 of the receiver's 44 CPU s on 20,000
+      // such files). One that grew on the sender past WHOLE_KEPT_BYTES is read when needed.
+      const written: Uint8Array[] | undefined = t.whole === true ? [] : undefined
+      let writtenBytes = 0
+      const onWrite = tee !== undefined
+        ? (b: Uint8Array) => tee!.push(b.slice())
+        : written !== undefined
+          ? (b: Uint8Array) => {
+            writtenBytes += b.length
+            if (writtenBytes <= WHOLE_KEPT_BYTES) written.push(b.slice())
+          }
+          : undefined
+      const res = await patchFile(seedAbs, t.queue!, abs, {
         mode: t.entry.mode,
         mtimeMs: t.entry.mtimeMs,
         signal,
         syncDir: false,
         noFollow: true,
-        expect: { size: t.size!, digest: t.digest! },
-        ...(tee !== undefined && { onWrite: (b: Uint8Array) => tee!.push(b.slice()) }),
+        ...(t.digest !== undefined && { expect: { size: t.size!, digest: t.digest } }),
+        sizeHint: t.size ?? t.entry.size,
+        ...(onWrite !== undefined && { onWrite }),
       })
       tee?.end()
       this.#dirty.add(dirname(abs))
-      await this.#record(path, abs, res.digest, chunking === undefined ? t.chunks : await chunking)
+      const chunks = written !== undefined
+        ? (writtenBytes <= WHOLE_KEPT_BYTES ? chunkBytes(Buffer.concat(written), this.#cutter()) : undefined)
+        : chunking === undefined ? t.chunks : await chunking
+      await this.#record(path, abs, res.digest, chunks)
       this.#event({ ...event, copiedBytes: res.copiedBytes, literalBytes: res.literalBytes, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
       this.#settle(t)
     } catch (err) {
       t.queue?.close()
       tee?.close()
+      // Asked for whole and not a byte came: the sender could not read it, and said why in a
+      // `notice` (as a chunk list without a digest says it).
+      if (t.whole === true && t.dataSeen !== true && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.
         t.retried = true

@@ -4,7 +4,8 @@ import {
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
-import { openFileSource, openSeedReader, resolveInside } from '../fs/index.js'
+import { fsError, openFileSource, openSeedReader, readSmallRegularSync, resolveInside } from '../fs/index.js'
+import { join } from 'node:path'
 import { LIMITS, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { sampleChunks, type FileRecord } from '../store/index.js'
 import { encodeSketch, sketchStream } from '../similarity/index.js'
@@ -49,6 +50,10 @@ const MAX_ANSWERING = 64
  * 1 MiB at most, in one message; it is read again to make it, only when the receiver asks.
  */
 const SKETCH_MAX_FILE_BYTES = 64 * 1024 * 1024
+
+/** A file asked for whole up to this size is read with one synchronous read (readSmallRegularSync
+ *  says why); the receiver asks so only for files of one chunk (≤ 2 KiB at the defaults). */
+const WHOLE_READ_BYTES = 256 * 1024
 
 /** Largest `data` payload (protocol limit 1 MiB). */
 const DATA_FRAME = 1024 * 1024
@@ -115,6 +120,21 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   out.post({ t: 'filesEnd' })
 
   const paths = new Map<number, string>()
+  /** ids asked for with `want.whole`, until their file is sent */
+  const wantedWhole = new Set<number>()
+  /** A file asked for whole (small when listed), read in one synchronous read as readRecord
+   *  does for a chunk list; undefined when it grew past WHOLE_READ_BYTES (it streams then). */
+  const readWholeSmall = (path: string): Uint8Array | undefined => {
+    const e = files.get(path)
+    if (e === undefined || e.size > WHOLE_READ_BYTES) return undefined
+    try {
+      return readSmallRegularSync(join(d.root, path), e.size, { noFollow: true })
+    } catch (err) {
+      // Named by its path in the tree, as readRecord does: the peer is told of it.
+      if (isDsyncError(err, 'NOT_FOUND')) throw new DsyncError('NOT_FOUND', `${path}: gone since the walk`, { path })
+      throw fsError(err, path, 'read it')
+    }
+  }
   const stats = new Map<number, DeltaStats>()
   const plans: PlanMessage[] = []
   /** Paths whose chunk list went out once: asked again, the file changed while it was sent. */
@@ -183,24 +203,31 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   const sendFile = async (plan: PlanMessage): Promise<void> => {
     const path = paths.get(plan.id)
     if (path === undefined) throw new DsyncError('BAD_MESSAGE', `plan for file id ${plan.id}, which was never asked for`)
+    const whole = wantedWhole.delete(plan.id)
+    let sentAny = false
     try {
       const sig = plan.signature === null ? EMPTY_SIGNATURE : decodeSignature(plan.signature)
-      // A small file is sent from what was read for its chunk list; others are read again.
-      const kept = files.takeContent(path)
+      // A small file is sent from what was read for its chunk list (or, asked for whole, read
+      // now in one synchronous read, as for a chunk list); others are read again.
+      const kept = files.takeContent(path) ?? (whole ? readWholeSmall(path) : undefined)
       const source = kept !== undefined ? [kept] : openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })
       const delta = plan.refine === true ? await refinedDelta(plan.id, path, sig, source, kept) : encodeDelta(sig, source, { signal })
-      for await (const buf of delta.bytes) {
-        for (let o = 0; o < buf.length; o += DATA_FRAME) {
-          const bytes = buf.subarray(o, o + DATA_FRAME)
-          await channel.send({ t: 'data', id: plan.id, bytes })
-          d.onBytes?.(bytes.length)
-        }
+      for await (const bytes of dataFrames(delta.bytes)) {
+        await channel.send({ t: 'data', id: plan.id, bytes })
+        sentAny = true
+        d.onBytes?.(bytes.length)
       }
       stats.set(plan.id, delta.stats())
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK' || err.code === 'BAD_MESSAGE') throw err
       // The receiver sees a truncated delta and drops the file; the reason is reported here.
-      d.report.add({ path, action: 'error', code: err.code, message: err.message })
+      // Asked for whole and nothing sent, it drops the file quietly: a notice tells it why
+      // (as an unreadable file's chunk list does), and a file gone since the walk is no error.
+      if (whole && !sentAny) {
+        if (err.code !== 'NOT_FOUND') skipped(err)
+      } else {
+        d.report.add({ path, action: 'error', code: err.code, message: err.message })
+      }
       paths.delete(plan.id)
     }
     await channel.send({ t: 'dataEnd', id: plan.id })
@@ -272,7 +299,15 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   try {
     for await (const msg of channel.messages()) {
       if (scope.failure !== undefined) throw scope.failure
-      if (msg.t === 'want') {
+      if (msg.t === 'want' && msg.whole === true) {
+        // A small new file the receiver can build from nothing it has: no chunk list, no
+        // plan; it goes whole now, one read (PROTOCOL.md §4).
+        if (files.get(msg.path)?.kind !== 'file' || !sent.has(msg.path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${msg.path}, which is not a file of the list`)
+        paths.set(msg.id, msg.path)
+        wantedWhole.add(msg.id)
+        plans.push({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null })
+        wake()
+      } else if (msg.t === 'want') {
         // Answered in a task: the file may have to be read first, and reads overlap. A peer
         // that asks faster than files are read waits here (the receiver keeps 64 asked).
         if (answering >= MAX_ANSWERING) await new Promise<void>((r) => (onAnswered = r))
@@ -330,6 +365,32 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     else d.report.add({ path, action: 'unchanged', size: files.get(path)?.size ?? 0 })
   }
   d.report.countScan(files.filesRead)
+}
+
+/**
+ * A delta's pieces as `data` payloads of at most DATA_FRAME bytes: small pieces joined (the
+ * delta writer yields a header, ops, each frame's header and body and a trailer separately: a
+ * small file went as five messages), large ones cut. Holds at most one frame.
+ */
+async function* dataFrames(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let held: Uint8Array[] = []
+  let heldBytes = 0
+  const take = (): Uint8Array => {
+    const out = held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes)
+    held = []
+    heldBytes = 0
+    return out
+  }
+  for await (const piece of pieces) {
+    for (let o = 0; o < piece.length; ) {
+      const n = Math.min(piece.length - o, DATA_FRAME - heldBytes)
+      held.push(o === 0 && n === piece.length ? piece : piece.subarray(o, o + n))
+      heldBytes += n
+      o += n
+      if (heldBytes === DATA_FRAME) yield take()
+    }
+  }
+  if (heldBytes > 0) yield take()
 }
 
 /** A file's bytes in memory as a SeedReader (a small file kept from its read). */

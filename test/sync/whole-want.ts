@@ -1,0 +1,161 @@
+import t, { type Test } from 'tap'
+import { readFile, rm, utimes } from 'node:fs/promises'
+import { join } from 'node:path'
+import { chunkBytes, cutterFor } from '../../src/chunk/index.js'
+import { EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
+import { digestBytes } from '../../src/hash/index.js'
+import { decode, encode, memoryChannelPair, type Channel, type FileEntry, type Message } from '../../src/net/index.js'
+import { Store } from '../../src/store/index.js'
+import { push, runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
+import { randomBytes } from '../support/random.js'
+import { clientOpts, startServer } from '../support/sync.js'
+import { tempTree } from '../support/temp.js'
+
+const HOUR_AGO = Date.now() - 3_600_000
+
+async function openStore(t: Test, root: string): Promise<Store> {
+  const store = await Store.open(root, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  return store
+}
+
+/** The receiver role on `root`, talking to the returned channel end (a scripted sender). */
+async function receiverOn(t: Test, root: string): Promise<{ peer: Channel; done: Promise<void>; report: SyncReport }> {
+  const store = await openStore(t, root)
+  const [mine, peer] = memoryChannelPair()
+  const report = new SyncReport()
+  const done = runReceiver(mine, { root, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal: new AbortController().signal, now: () => new Date() })
+  done.catch(() => undefined) // awaited by each test
+  return { peer, done, report }
+}
+
+function fileEntry(path: string, bytes: Uint8Array): FileEntry {
+  return { path, kind: 'file', size: bytes.length, mtimeMs: HOUR_AGO, mode: 0o644 }
+}
+
+/** A whole-file delta of `bytes`, as the sender streams it. */
+async function wholeDelta(bytes: Uint8Array): Promise<Uint8Array> {
+  const parts: Uint8Array[] = []
+  for await (const b of encodeDelta(EMPTY_SIGNATURE, [bytes]).bytes) parts.push(b.slice())
+  return Buffer.concat(parts)
+}
+
+t.test('want.whole round-trips through the codec, and is left out when false', async (t) => {
+  t.same(decode(encode({ t: 'want', id: 3, path: 'a/b.txt', whole: true })), { t: 'want', id: 3, path: 'a/b.txt', whole: true })
+  t.same(decode(encode({ t: 'want', id: 3, path: 'a/b.txt' })), { t: 'want', id: 3, path: 'a/b.txt' })
+})
+
+t.test('the receiver asks whole only for a one-chunk new file no local file can seed, and writes it from the data alone', async (t) => {
+  const same = randomBytes(1, 700)
+  const root = await tempTree(t, { 'old/same-size.bin': randomBytes(2, 900), 'old/named.txt': 'some earlier text' })
+  const { peer, done, report } = await receiverOn(t, root)
+  const files = {
+    'new/small.bin': same, // one chunk, no file of its size, no file of its name: whole
+    'new/sized.bin': randomBytes(3, 900), // a local file has its size (a copy could be it): list
+    'new/named.txt': Buffer.from('a later text'), // a local file has its name (a move?): list
+    'new/big.bin': randomBytes(4, 5000), // over one chunk (2 KiB): list
+  }
+  await peer.send({ t: 'files', entries: [{ path: 'new', kind: 'dir', size: 0, mtimeMs: HOUR_AGO, mode: 0o755 }, ...Object.entries(files).map(([p, b]) => fileEntry(p, b))] })
+  await peer.send({ t: 'filesEnd' })
+  const wants: Extract<Message, { t: 'want' }>[] = []
+  const byId = new Map<number, string>()
+  for await (const m of peer.messages()) {
+    if (m.t === 'want') {
+      wants.push(m)
+      byId.set(m.id, m.path)
+      const bytes = files[m.path as keyof typeof files]
+      if (m.whole === true) {
+        // No chunk list and no plan: the data straight away.
+        await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(bytes) })
+        await peer.send({ t: 'dataEnd', id: m.id })
+      } else {
+        await peer.send({ t: 'chunks', id: m.id, size: bytes.length, chunks: chunkBytes(bytes, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(bytes) })
+      }
+    } else if (m.t === 'plan') {
+      await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(files[byId.get(m.id) as keyof typeof files]) })
+      await peer.send({ t: 'dataEnd', id: m.id })
+    } else if (m.t === 'done') {
+      break
+    }
+  }
+  peer.close()
+  await done
+  t.same(wants.filter((w) => w.whole === true).map((w) => w.path), ['new/small.bin'], 'only the one-chunk file with no possible seed is asked for whole')
+  for (const [p, b] of Object.entries(files)) t.ok((await readFile(join(root, p))).equals(b), `${p} written exactly`)
+  t.match(report.events.find((e) => e.path === 'new/small.bin'), { action: 'new', size: 700 })
+  // Its record was made from the bytes written: a later session knows it without reading it.
+  const store = await openStore(t, root)
+  t.same(store.get('new/small.bin')?.chunks.map((c) => c.length), [700], 'recorded with its one chunk')
+  t.equal(store.get('new/small.bin')?.digest, digestBytes(same))
+})
+
+t.test('a sender that predates want.whole answers it with a chunk list: the receiver plans it whole and it arrives', async (t) => {
+  const root = await tempTree(t)
+  const { peer, done } = await receiverOn(t, root)
+  const bytes = Buffer.from('small and new\n')
+  await peer.send({ t: 'files', entries: [fileEntry('a.txt', bytes)] })
+  await peer.send({ t: 'filesEnd' })
+  let plan: Extract<Message, { t: 'plan' }> | undefined
+  for await (const m of peer.messages()) {
+    if (m.t === 'want') {
+      t.equal(m.whole, true, 'asked whole')
+      // An old sender ignores `whole` (its codec drops the field) and sends the list.
+      await peer.send({ t: 'chunks', id: m.id, size: bytes.length, chunks: chunkBytes(bytes, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(bytes) })
+    } else if (m.t === 'plan') {
+      plan = m
+      await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(bytes) })
+      await peer.send({ t: 'dataEnd', id: m.id })
+    } else if (m.t === 'done') {
+      break
+    }
+  }
+  peer.close()
+  await done
+  t.match(plan, { method: 'whole', seed: null, signature: null }, 'the plan an old sender waits for')
+  t.same(await readFile(join(root, 'a.txt')), bytes)
+})
+
+t.test('the sender answers want.whole with the data alone; a file gone since the walk ends quietly; an unlisted path ends the session', async (t) => {
+  const home = await tempTree(t, { 'a.txt': 'alpha\n', 'gone.txt': 'soon gone\n' })
+  await utimes(join(home, 'a.txt'), HOUR_AGO / 1000, HOUR_AGO / 1000)
+  const store = await openStore(t, home)
+  const [mine, peer] = memoryChannelPair()
+  const report = new SyncReport()
+  const sending = runSender(mine, { root: home, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal: new AbortController().signal })
+  sending.catch(() => undefined)
+  const seen: Message[] = []
+  for await (const m of peer.messages()) {
+    if (m.t === 'filesEnd') {
+      await rm(join(home, 'gone.txt'))
+      await peer.send({ t: 'want', id: 1, path: 'a.txt', whole: true })
+      await peer.send({ t: 'want', id: 2, path: 'gone.txt', whole: true })
+    } else if (m.t !== 'files') {
+      seen.push(m)
+      if (seen.filter((x) => x.t === 'dataEnd').length === 2) break
+    }
+  }
+  t.same(seen.map((m) => m.t), ['data', 'dataEnd', 'dataEnd'], 'no chunk list and no notice: data for a.txt, nothing for the vanished file')
+  const data = seen[0] as Extract<Message, { t: 'data' }>
+  t.same(data.bytes, await wholeDelta(Buffer.from('alpha\n')), 'the whole-file delta of a.txt')
+  t.equal(store.get('a.txt'), undefined, 'the sender did not chunk the file for a record')
+
+  await peer.send({ t: 'want', id: 3, path: 'not-listed.txt', whole: true })
+  await t.rejects(sending, { code: 'BAD_MESSAGE' }, 'a path outside the list is refused')
+})
+
+t.test('a first push of small new files asks for them whole, and a second push reads and sends nothing', async (t) => {
+  const files: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 40; i++) files[`d${i % 4}/f${i}.txt`] = randomBytes(100 + i, 200 + 37 * i)
+  const home = await tempTree(t, files)
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  const first = await push(home, server.url, clientOpts())
+  t.equal(first.events.filter((e) => e.action === 'new').length, 40)
+  for (const [p, b] of Object.entries(files)) if (!(await readFile(join(work, p))).equals(b)) t.fail(`${p} differs`)
+  const homeStore = await openStore(t, home)
+  t.equal(Object.keys(files).filter((p) => homeStore.get(p) !== undefined).length, 0, 'no file was chunked on the sender: each was asked for whole')
+  await homeStore.close()
+  const second = await push(home, server.url, clientOpts())
+  t.equal(second.events.filter((e) => e.action !== 'unchanged' && e.action !== 'dir').length, 0, 'the second push changes nothing')
+  t.equal(second.summary.filesRead, 0, 'and reads no file')
+})

@@ -105,6 +105,9 @@ const MAX_REFINE_ROUNDS = 4
 const MAX_SOURCE_ATTEMPTS = 3
 
 /** A file the receiver asks the sender for, from `want` until it is settled. */
+/** A file's chunks as a record keeps them: all, or the sample of a large file. */
+type ChunkList = Pick<FileRecord, 'chunks' | 'sampled'>
+
 interface Transfer {
   readonly id: number
   readonly entry: FileEntry
@@ -121,6 +124,8 @@ interface Transfer {
   listed: number
   /** the chunk list is not the whole file's: a sample (large file) or cut short (budget) */
   partialList: boolean
+  /** the sender sent a sample of the list (a large file) */
+  sampled?: boolean
   /** size and digest of the file the chunk list describes: what the rebuilt file must be */
   size?: number
   digest?: FileDigest
@@ -329,6 +334,7 @@ class Receiver {
     for (let i = 0; i < room; i++) t.chunks.push(msg.chunks[i]!)
     this.#heldChunks += room
     if (room < msg.chunks.length || msg.sampled === true) t.partialList = true
+    if (msg.sampled === true) t.sampled = true
     if (msg.more === true) return
     // No digest: the sender could not read the file after all (it said why in a notice).
     if (msg.digest === undefined) {
@@ -573,7 +579,7 @@ class Receiver {
       const abs = await this.#abs(e.path)
       await setMetadata(abs, { ...(cur.mode !== e.mode && { mode: e.mode }), ...(!sameTime && { mtimeMs: e.mtimeMs }) })
       const rec = digest === undefined ? undefined : this.#files.known(e.path)
-      await this.#record(e.path, abs, digest, rec?.chunks)
+      await this.#record(e.path, abs, digest, rec)
     }
     this.#event({ path: e.path, action: 'meta', size: e.size }, id)
   }
@@ -608,7 +614,7 @@ class Receiver {
       if (isDsyncError(err, 'DIGEST_MISMATCH') || isDsyncError(err, 'NOT_FOUND') || isDsyncError(err, 'UNSAFE_PATH') || isDsyncError(err, 'NOT_A_FILE')) return false
       throw err
     }
-    await this.#record(e.path, abs, digest, this.d.store.get(from)?.chunks)
+    await this.#record(e.path, abs, digest, this.d.store.get(from))
     this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, id)
     return true
   }
@@ -647,11 +653,20 @@ class Receiver {
   async #decideAndFetch(t: Transfer): Promise<void> {
     const id = t.id
     const chunks = t.chunks
-    const target = profile(chunks)
-    const cands: SeedCandidate[] = []
+    const recs: FileRecord[] = []
     const add = (rec: FileRecord | undefined): void => {
-      // A sampled target is measured against the same sample of each seed.
-      if (rec !== undefined && !cands.some((c) => c.path === rec.path)) cands.push({ path: rec.path, profile: profile(t.partialList ? sampleChunks(rec.chunks) : rec.chunks) })
+      if (rec !== undefined && !recs.some((r) => r.path === rec.path)) recs.push(rec)
+    }
+    // Target and seeds are measured on the same view: a sampled target against the same sample
+    // of each seed, and when a seed's record is itself a sample (a large file received), the
+    // target's sample against it. Sampling a sample gives it back.
+    let target = profile(chunks)
+    let cands: SeedCandidate[] = []
+    let sampledView = false
+    const measure = (): void => {
+      sampledView = t.partialList || recs.some((r) => r.sampled === true)
+      target = profile(sampledView && !t.partialList ? sampleChunks(chunks) : chunks)
+      cands = recs.map((r) => ({ path: r.path, profile: profile(sampledView && r.sampled !== true ? sampleChunks(r.chunks) : r.chunks) }))
     }
     const fromIndex = (): void => {
       for (const c of this.d.store.candidates(chunks, { limit: MAX_CANDIDATES })) add(this.#files.known(c.path))
@@ -662,7 +677,10 @@ class Receiver {
     // is read only when the file at the same path is not seed enough.
     fromIndex()
     let samePath = same?.path
-    const choose = () => decide(target, cands, this.#metric, this.d.options.threshold, samePath === undefined ? {} : { samePath })
+    const choose = () => {
+      measure()
+      return decide(target, cands, this.#metric, this.d.options.threshold, samePath === undefined ? {} : { samePath })
+    }
     let decision = choose()
     if (decision.method !== 'delta') {
       // A file too small to measure is decided by its earlier version alone (same path, or
@@ -672,7 +690,7 @@ class Receiver {
       // The file this one most likely was: the same path, or else — for a small file whose
       // chunks the index cannot match after an edit — a file of the same name elsewhere (a
       // move), as rsync's --fuzzy guesses by name. A wrong guess costs only a small signature.
-      if (samePath === undefined && cands.length === 0 && chunks.length < MIN_MEASURABLE_CHUNKS) {
+      if (samePath === undefined && recs.length === 0 && chunks.length < MIN_MEASURABLE_CHUNKS) {
         samePath = this.#sameName(t.entry)
         if (samePath !== undefined) add(this.#files.known(samePath))
       }
@@ -706,7 +724,7 @@ class Receiver {
     }
     const seedProfile = cands.find((c) => c.path === decision.seed)?.profile
     // A sampled list holds a fraction of the file's bytes: scale what it shows to the whole.
-    const scale = t.partialList && target.multiset.total > 0 ? (t.size ?? t.entry.size) / target.multiset.total : 1
+    const scale = sampledView && target.multiset.total > 0 ? (t.size ?? t.entry.size) / target.multiset.total : 1
     const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile, scale) : 0
     return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions)
   }
@@ -777,10 +795,14 @@ class Receiver {
         this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
       }
       const conflictCopy = t.conflict && t.current ? await this.#keepConflictCopy(path, abs) : undefined
-      // The sender's list describes the file written when it is whole (not a sample, not cut
-      // short); else the file is chunked as it is written (its record, for the next sync: a
-      // 1 GiB file changed after a sync was read twice, for the record and the signature).
-      tee = t.partialList ? new ByteQueue(signal) : undefined
+      // The sender's list describes the file written: whole, or a sample (a large file: seeds,
+      // similarity and the index only ever use its sample, so that is its record). A list cut
+      // short by the memory budget is not: that file is chunked as it is written (its record,
+      // for the next sync: a 1 GiB file changed after a sync was read twice, for the record and
+      // the signature). Keeping the sample spared the receiver 0.4 of its ~1.5 CPU s a new
+      // 256 MiB file cost it (chunking and fingerprinting every byte again).
+      const keepsSample = t.sampled === true && t.listed === t.chunks.length
+      tee = t.partialList && !keepsSample ? new ByteQueue(signal) : undefined
       const chunking = tee === undefined ? undefined : chunkList(tee, this.#cutter(), { signal })
       chunking?.catch(() => undefined) // awaited below; a failed write ends it first
       // A file asked for whole came with no list: it is small, and chunked in memory from the
@@ -808,10 +830,10 @@ class Receiver {
       })
       tee?.end()
       this.#dirty.add(dirname(abs))
-      const chunks = written !== undefined
-        ? (writtenBytes <= WHOLE_KEPT_BYTES ? chunkBytes(Buffer.concat(written), this.#cutter()) : undefined)
-        : chunking === undefined ? t.chunks : await chunking
-      await this.#record(path, abs, res.digest, chunks)
+      const content: ChunkList | undefined = written !== undefined
+        ? (writtenBytes <= WHOLE_KEPT_BYTES ? { chunks: chunkBytes(Buffer.concat(written), this.#cutter()) } : undefined)
+        : chunking !== undefined ? { chunks: await chunking } : { chunks: t.chunks, sampled: keepsSample }
+      await this.#record(path, abs, res.digest, content)
       this.#event({ ...event, copiedBytes: res.copiedBytes, literalBytes: res.literalBytes, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
       this.#settle(t)
     } catch (err) {
@@ -930,12 +952,14 @@ class Receiver {
    * is first needed as a seed (LocalFiles.record / indexAll). A 1 GiB new file was read three
    * times on the receiver (written, verified, chunked); now once.
    */
-  async #record(path: string, abs: string, digest: FileDigest | undefined, chunks: readonly Chunk[] | undefined): Promise<void> {
+  async #record(path: string, abs: string, digest: FileDigest | undefined, content: ChunkList | undefined): Promise<void> {
     const st = await lstat(abs)
     const entry: TreeEntry = { path, kind: 'file', size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 }
     this.#files.set(entry)
     if (digest === undefined) return // the base was recorded from the quick check
-    if (chunks !== undefined) return this.#files.track(this.d.store.put({ ...entry, digest, chunks }, { base: true }))
+    if (content !== undefined) {
+      return this.#files.track(this.d.store.put({ ...entry, digest, chunks: content.chunks, ...(content.sampled === true && { sampled: true }) }, { base: true }))
+    }
     this.#files.track(this.d.store.delete(path).then(() => this.d.store.setBase(path, { digest, size: st.size, mtimeMs: st.mtimeMs })))
   }
 

@@ -261,8 +261,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       return
     }
     paths.set(msg.id, msg.path)
-    const sampled = rec.chunks.length > SAMPLE_ABOVE_CHUNKS
-    const list = sampled ? sampleChunks(rec.chunks) : rec.chunks
+    // A record that is itself a sample (a large file this side received) goes as it is.
+    const sampled = rec.sampled === true || rec.chunks.length > SAMPLE_ABOVE_CHUNKS
+    const list = sampled && rec.sampled !== true ? sampleChunks(rec.chunks) : rec.chunks
     const n = list.length
     for (let i = 0; i === 0 || i < n; i += LIMITS.maxChunksPerMessage) {
       const end = i + LIMITS.maxChunksPerMessage

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { decodeRecord, encodeRecord } from '../../src/store/record-codec.js'
+import { sampleChunks } from '../../src/store/sampling.js'
 import { randomBytes } from '../support/random.js'
 import { recordOf } from '../support/records.js'
 
@@ -14,6 +15,24 @@ t.test('decode(encode(record)) deep-equals the record, id and racy flag', async 
     }),
     { numRuns: 40 },
   )
+})
+
+t.test('a sampled record keeps each chunk offset: decode(encode) gives it back, flag included', async (t) => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 400_000 }), fc.nat(0xffffffff), (n, id) => {
+      const full = recordOf('big', randomBytes(n, n))
+      const rec = { ...full, chunks: sampleChunks(full.chunks), sampled: true }
+      const buf = encodeRecord(rec, id, false)
+      t.equal(buf.length, 64 + 28 * rec.chunks.length, '28 bytes a sampled chunk')
+      t.same(decodeRecord('big', buf), { record: rec, id, racy: false })
+      return true
+    }),
+    { numRuns: 25 },
+  )
+  const full = recordOf('big', randomBytes(9, 300_000))
+  const rec = decodeRecord('big', encodeRecord({ ...full, chunks: sampleChunks(full.chunks), sampled: true }, 1, false)).record
+  t.ok(rec.chunks.some((c, i) => i > 0 && c.offset !== rec.chunks[i - 1]!.offset + rec.chunks[i - 1]!.length), 'the sample has gaps, kept')
+  t.same(sampleChunks(rec.chunks), rec.chunks, 'sampling the sample gives it back')
 })
 
 t.test('20 bytes per chunk plus a 64-byte header', async (t) => {

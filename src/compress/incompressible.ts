@@ -11,6 +11,10 @@ const MIN_RANDOM_ENTROPY = 7.5
  *  4-byte string within 1 KiB with probability ~1e-4 per position. */
 const MAX_REPEATS = 8
 
+/** c·log2(c) for every count a slice can hold: the entropy sum without 8,192 log2 calls a
+ *  frame (256 frames of 1 MiB: 79 → 42 ms here). */
+const C_LOG_C = Float64Array.from({ length: SLICE + 1 }, (_, c) => (c > 0 ? c * Math.log2(c) : 0))
+
 /**
  * A cheap guess that zstd (or deflate) cannot shrink `raw`: every sampled slice looks random
  * (order-0 entropy ≥ 7.5 bits per byte on 1 KiB, no 4-byte repeats). Costs ~0.1 ms per MiB
@@ -41,9 +45,10 @@ export function looksIncompressible(raw: Uint8Array): boolean {
       last[h] = i
     }
     if (repeats > MAX_REPEATS) return false
-    let bits = 0
-    for (const c of hist) if (c > 0) bits -= c * Math.log2(c / SLICE)
-    if (bits / SLICE < MIN_RANDOM_ENTROPY) return false
+    // H·n = Σ c·log2(n/c) = n·log2(n) − Σ c·log2(c)
+    let sum = 0
+    for (let i = 0; i < 256; i++) sum += C_LOG_C[hist[i]!]!
+    if ((C_LOG_C[SLICE]! - sum) / SLICE < MIN_RANDOM_ENTROPY) return false
   }
   return true
 }

@@ -17,7 +17,7 @@ const C_LOG_C = Float64Array.from({ length: SLICE + 1 }, (_, c) => (c > 0 ? c * 
 
 /**
  * A cheap guess that zstd (or deflate) cannot shrink `raw`: every sampled slice looks random
- * (order-0 entropy ≥ 7.5 bits per byte on 1 KiB, no 4-byte repeats). Costs ~0.1 ms per MiB
+ * (order-0 entropy ≥ 7.5 bits per byte on 1 KiB, no 4-byte repeats). Costs ~0.16 ms per MiB
  * (32 KiB sampled) where compressing 1 MiB of random bytes costs ~9 ms of CPU with the
  * WebAssembly zstd here (113 MB per CPU second), which is most of what a whole-file send of
  * incompressible data spends. A frame misjudged incompressible is stored raw: correct, only

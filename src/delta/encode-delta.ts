@@ -1,5 +1,5 @@
 import { DsyncError } from '../errors.js'
-import { FileDigester } from '../hash/index.js'
+import { FileDigester, type FileDigest } from '../hash/index.js'
 import { DeltaWriter } from './delta-writer.js'
 import { Matcher } from './matcher.js'
 import type { Signature } from './signature.js'
@@ -36,24 +36,29 @@ export interface DeltaStats {
 export function encodeDelta(
   sig: Signature,
   target: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  opts: { signal?: AbortSignal } = {},
+  opts: {
+    signal?: AbortSignal
+    /** The target's SHA-256 when the caller just computed it over the same file: not computed
+     *  again (the receiver's check of the trailer says if the file changed in between). */
+    digest?: FileDigest
+  } = {},
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
     const writer = new DeltaWriter(sig.seedSize)
-    const digester = new FileDigester()
+    const digester = opts.digest === undefined ? new FileDigester() : undefined
     const matcher = new Matcher(sig, writer)
     let size = 0
     for await (const input of target) {
       if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
-      digester.update(input)
+      digester?.update(input)
       size += input.length
       matcher.push(input)
       yield* writer.take()
     }
     if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
     matcher.end()
-    writer.finish(size, digester.digest())
+    writer.finish(size, digester?.digest() ?? opts.digest!)
     yield* writer.take()
     result = Object.freeze({ targetSize: size, copiedBytes: writer.copiedBytes, literalBytes: writer.literalBytes, encodedBytes: writer.encodedBytes })
   }

@@ -190,6 +190,17 @@ export class LocalFiles {
     }
   }
 
+  /**
+   * Forgets what is known of `path`'s content, so that the next `record` reads the file: a
+   * sender asked again for a file the receiver found changed since it was read, which a change
+   * that kept its size and mtime hides from the quick check.
+   */
+  async forget(path: string): Promise<void> {
+    this.#storing.delete(path)
+    this.takeContent(path)
+    await this.store.delete(path)
+  }
+
   /** The content read with the file's last record, if still kept (and forgets it). */
   takeContent(path: string): Uint8Array | undefined {
     const bytes = this.#kept.get(path)

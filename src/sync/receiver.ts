@@ -105,6 +105,15 @@ const MAX_REFINE_ROUNDS = 4
 const MAX_SOURCE_ATTEMPTS = 3
 
 /** A file the receiver asks the sender for, from `want` until it is settled. */
+/**
+ * The file sent is not the one listed. A whole file that does not match its delta's digest says
+ * so too: with no seed nothing else can be wrong but the bytes read, and a sender hashes a file
+ * it sends whole only once, for its list (encodeDelta's `digest`).
+ */
+function sourceChanged(err: unknown, seed: string | null): boolean {
+  return isDsyncError(err, 'SOURCE_CHANGED') || (seed === null && isDsyncError(err, 'DIGEST_MISMATCH'))
+}
+
 /** A file's chunks as a record keeps them: all, or the sample of a large file. */
 type ChunkList = Pick<FileRecord, 'chunks' | 'sampled'>
 
@@ -854,11 +863,11 @@ class Receiver {
         // after the files already queued (some of which may fit).
         this.#diskFull = true
         this.#enqueue({ ...this.#newTransfer(t.entry, t.current, t.attempt), retriedForSpace: true })
-      } else if (isDsyncError(err, 'SOURCE_CHANGED') && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
+      } else if (sourceChanged(err, seed) && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
         // Changed on the sender while it was read: ask again; the sender reads it afresh.
         this.#enqueue(this.#newTransfer(t.entry, t.current, t.attempt + 1))
       } else {
-        const e = isDsyncError(err, 'SOURCE_CHANGED')
+        const e = sourceChanged(err, seed)
           ? new DsyncError('SOURCE_CHANGED', `${path}: changed on the sender each of the ${t.attempt} times it was sent; not written (run again once it is stable)`, { path })
           : asFileError(err, path, 'write it')
         this.#fail(path, e, t.id)

@@ -123,6 +123,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   out.post({ t: 'filesEnd' })
 
   const paths = new Map<number, string>()
+  /** the digest each file's chunk list carried (the receiver expects it), until it is sent */
+  const listedDigest = new Map<number, FileRecord['digest']>()
   /** ids asked for with `want.whole`, until their file is sent */
   const wantedWhole = new Set<number>()
   /** A file asked for whole (small when listed), read in one synchronous read as readRecord
@@ -214,7 +216,14 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // now in one synchronous read, as for a chunk list); others are read again.
       const kept = files.takeContent(path) ?? (whole ? readWholeSmall(path) : undefined)
       const source = kept !== undefined ? [kept] : openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })
-      const delta = plan.refine === true ? await refinedDelta(plan.id, path, sig, source, kept) : encodeDelta(sig, source, { signal })
+      // Sent whole, a file read for its list this session is not hashed again: the digest the
+      // list carried ends the delta, and the receiver, which checks the bytes against it, asks
+      // again if the file changed in between (0.15 of the sender's 1.4 CPU s for 256 MiB).
+      const digest = listedDigest.get(plan.id)
+      listedDigest.delete(plan.id)
+      const delta = plan.refine === true
+        ? await refinedDelta(plan.id, path, sig, source, kept)
+        : encodeDelta(sig, source, { signal, ...(plan.method === 'whole' && digest !== undefined && { digest }) })
       for await (const bytes of dataFrames(delta.bytes)) {
         await channel.send({ t: 'data', id: plan.id, bytes })
         sentAny = true
@@ -248,6 +257,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       try {
         const st = lstatSync(await resolveInside(d.root, path))
         files.set({ ...e, size: st.size, mtimeMs: st.mtimeMs })
+        await files.forget(path) // read afresh, whatever its size and mtime say
       } catch {
         files.delete(path) // gone: the read below says so
       }
@@ -264,6 +274,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       return
     }
     paths.set(msg.id, msg.path)
+    listedDigest.set(msg.id, rec.digest)
     // A record that is itself a sample (a large file this side received) goes as it is.
     const sampled = rec.sampled === true || rec.chunks.length > SAMPLE_ABOVE_CHUNKS
     const list = sampled && rec.sampled !== true ? sampleChunks(rec.chunks) : rec.chunks

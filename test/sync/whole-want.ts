@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { readFile, rm, utimes } from 'node:fs/promises'
+import { readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chunkBytes, cutterFor } from '../../src/chunk/index.js'
 import { EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
@@ -158,4 +158,45 @@ t.test('a first push of small new files asks for them whole, and a second push r
   const second = await push(home, server.url, clientOpts())
   t.equal(second.events.filter((e) => e.action !== 'unchanged' && e.action !== 'dir').length, 0, 'the second push changes nothing')
   t.equal(second.summary.filesRead, 0, 'and reads no file')
+})
+
+t.test('a file sent whole is hashed once, for its list: changed before its data, the receiver sees it and asks again', async (t) => {
+  const { wrapChannel } = await import('../../src/net/index.js')
+  // Over 1 MiB: not kept in memory from its read for the list, so read again to be sent.
+  const v1 = randomBytes(21, 1_500_000)
+  const v2 = randomBytes(22, 1_500_000) // same size and mtime: only the bytes tell
+  const home = await tempTree(t, { 'big.bin': v1 })
+  await utimes(join(home, 'big.bin'), HOUR_AGO / 1000, HOUR_AGO / 1000)
+  const work = await tempTree(t)
+  const [a, b] = memoryChannelPair()
+  let changed = false
+  let wants = 0
+  // Between the list (digest of v1) and the data, the file becomes v2.
+  const senderSide = wrapChannel(a, {
+    send: async (msg) => {
+      if (msg.t === 'chunks' && msg.digest !== undefined && !changed) {
+        changed = true
+        await writeFile(join(home, 'big.bin'), v2)
+        await utimes(join(home, 'big.bin'), HOUR_AGO / 1000, HOUR_AGO / 1000)
+      }
+      return a.send(msg)
+    },
+    messages: async function* () {
+      for await (const m of a.messages()) {
+        if (m.t === 'want') wants++
+        yield m
+      }
+    },
+  })
+  const signal = new AbortController().signal
+  const report = new SyncReport()
+  await Promise.all([
+    // The sender's end closes when it is done, as a session does.
+    runSender(senderSide, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal }).then(() => a.close()),
+    runReceiver(b, { root: work, store: await openStore(t, work), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal, now: () => new Date() }),
+  ])
+  t.ok(changed, 'the file changed after its list went out')
+  t.equal(wants, 2, 'the receiver asked again')
+  t.ok((await readFile(join(work, 'big.bin'))).equals(Buffer.from(v2)), 'and wrote the file as it is now, never the mix')
+  t.match(report.events.find((e) => e.path === 'big.bin'), { action: 'new' })
 })

@@ -3,6 +3,13 @@ import type { PairBase, Store, SyncBase } from '../store/index.js'
 import type { FileEvent } from './report.js'
 import { baseOf } from './two-way/changes.js'
 
+/** True when `next` says nothing `old` does not: same kind, size, mtime, mode, target, and a
+ *  digest only if old has the same one. */
+function sameBase(old: PairBase | undefined, next: PairBase): boolean {
+  return old !== undefined && old.kind === next.kind && old.size === next.size && old.mtimeMs === next.mtimeMs && old.mode === next.mode &&
+    old.target === next.target && (next.digest === undefined || next.digest === old.digest)
+}
+
 /**
  * The server's record of what it last synced with one client replica, kept by push and pull
  * too (the same pair bases as `dsync sync`). With several machines pushing to one server, the
@@ -60,7 +67,14 @@ export class PeerBases {
   async record(events: readonly FileEvent[]): Promise<void> {
     const failed = new Set(events.filter((e) => e.action === 'error' || e.action === 'kept').map((e) => e.path))
     const changes = new Map<string, PairBase | null>()
-    for (const [path, e] of this.#listed) if (!failed.has(path)) changes.set(path, baseOf(e))
+    for (const [path, e] of this.#listed) {
+      if (failed.has(path)) continue
+      const base = baseOf(e)
+      // Only what moved is written: a no-op push of 50,000 files rewrote every base (0.2 of
+      // the server's 2.6 CPU s). A base that knows a digest keeps it while size and mtime say
+      // the file is the one it was taken from.
+      if (!sameBase(this.#old.get(path), base)) changes.set(path, base)
+    }
     for (const e of events) if (e.action === 'deleted' && this.#old.has(e.path)) changes.set(e.path, null)
     await this.store.pairBases().update(this.replica, changes)
   }

@@ -16,6 +16,16 @@ process.on('SIGINT', () => {
   controller.abort(new Error('interrupted'))
 })
 
+// A reader that went away (`dsync push --help | head`): stop writing and cancel cleanly, as
+// other command-line tools stop, instead of dying on an unhandled EPIPE with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err.code !== 'EPIPE') throw err
+    stream.write = () => true
+    if (!controller.signal.aborted) controller.abort(new Error('output closed'))
+  })
+}
+
 const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

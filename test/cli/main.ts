@@ -104,3 +104,19 @@ t.test('a dry run creates no state folder in the local tree', async (t) => {
   t.equal(missing.code, 3, 'a push still needs its directory')
   t.ok((await stat(home)).isDirectory())
 })
+
+t.test('a reader that goes away (dsync … | head) ends dsync quietly: no EPIPE stack trace', async (t) => {
+  const { spawn } = await import('node:child_process')
+  const { fileURLToPath } = await import('node:url')
+  const bin = fileURLToPath(new URL('../../../bin/dsync.js', import.meta.url))
+  for (const argv of [['push', '--help'], ['--help']]) {
+    const child = spawn(process.execPath, [bin, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] })
+    // `head -1`: read the first chunk, then close the pipe while dsync may still be writing.
+    child.stdout.once('data', () => child.stdout.destroy())
+    let stderr = ''
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()))
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    t.equal(code, 0, `${argv.join(' ')}: exit 0`)
+    t.notMatch(stderr, /EPIPE|Unhandled|at /, `${argv.join(' ')}: nothing on stderr but dsync's own words: ${JSON.stringify(stderr)}`)
+  }
+})

@@ -93,7 +93,7 @@ export async function applyDelta(
   const r = new StreamReader(delta)
   try {
     const got = await applyFrom(r, seed, sink, opts.signal, opts.expect?.size ?? Number.MAX_SAFE_INTEGER)
-    if (opts.expect !== undefined && (got.size !== opts.expect.size || got.digest !== opts.expect.digest)) {
+    if (opts.expect !== undefined && (got.size !== opts.expect.size || (opts.expect.digest !== undefined && got.digest !== opts.expect.digest))) {
       throw new DsyncError('SOURCE_CHANGED', `the file sent is not the one listed (${got.size} bytes, listed ${opts.expect.size}): it changed while being sent`)
     }
     return got
@@ -107,7 +107,8 @@ export async function applyDelta(
  *  is refused with SOURCE_CHANGED, as soon as it grows past `size`, or at its end. */
 export interface ExpectedTarget {
   readonly size: number
-  readonly digest: FileDigest
+  /** unknown for a file asked for whole, which came with no list: its size alone bounds it */
+  readonly digest?: FileDigest
 }
 
 async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSink, signal: AbortSignal | undefined, maxSize: number) {

@@ -833,7 +833,9 @@ class Receiver {
         signal,
         syncDir: false,
         noFollow: true,
-        ...(t.digest !== undefined && { expect: { size: t.size!, digest: t.digest } }),
+        // A file asked for whole has no list, so no digest yet; it must still be the size it was
+        // listed with, or a peer could stream without end (one that grew since asks again).
+        expect: t.digest !== undefined ? { size: t.size!, digest: t.digest } : { size: t.entry.size },
         sizeHint: t.size ?? t.entry.size,
         ...(onWrite !== undefined && { onWrite }),
       })

@@ -200,3 +200,33 @@ t.test('a file sent whole is hashed once, for its list: changed before its data,
   t.ok((await readFile(join(work, 'big.bin'))).equals(Buffer.from(v2)), 'and wrote the file as it is now, never the mix')
   t.match(report.events.find((e) => e.path === 'big.bin'), { action: 'new' })
 })
+
+t.test('a file asked for whole must be the size it was listed with: more is cut off at once, and asked for again with a list', async (t) => {
+  const root = await tempTree(t)
+  const { peer, done } = await receiverOn(t, root)
+  const listed = randomBytes(31, 700)
+  const now = randomBytes(32, 50_000) // it grew on the sender since the list (or the sender lies)
+  await peer.send({ t: 'files', entries: [fileEntry('f.bin', listed)] })
+  await peer.send({ t: 'filesEnd' })
+  const wants: Extract<Message, { t: 'want' }>[] = []
+  for await (const m of peer.messages()) {
+    if (m.t === 'want') {
+      wants.push(m)
+      if (m.whole === true) {
+        await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(now) })
+        await peer.send({ t: 'dataEnd', id: m.id })
+      } else {
+        await peer.send({ t: 'chunks', id: m.id, size: now.length, chunks: chunkBytes(now, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(now) })
+      }
+    } else if (m.t === 'plan') {
+      await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(now) })
+      await peer.send({ t: 'dataEnd', id: m.id })
+    } else if (m.t === 'done') {
+      break
+    }
+  }
+  peer.close()
+  await done
+  t.same(wants.map((w) => w.whole === true), [true, false], 'asked whole, then again for its list')
+  t.ok((await readFile(join(root, 'f.bin'))).equals(Buffer.from(now)), 'written as it is now')
+})

@@ -157,6 +157,8 @@ export type WireMessage =
       seed?: string
       similarity?: number
       conflictCopy?: string
+      /** ≤ 3 [path, similarity 0..1] pairs: the seeds weighed, best first (§4.5) */
+      candidates?: [string, number][]
     }
   | { t: 'done'; summary: Record<string, number> }
   /** Informational, either way, never ends the session: the server waits for another session

@@ -43,6 +43,11 @@ export function formatEvent(e: FileEvent): string {
   return `${sideMark(e)}${e.action.padEnd(10)} ${e.path}${where}${detail ? '  ' + detail : ''}`
 }
 
+/** `-vv`'s line under a file: the seeds weighed, best first (`           seeds: a.txt 93.1%, b.txt 41.0%`). */
+export function formatCandidates(cands: readonly { readonly path: string; readonly similarity: number }[]): string {
+  return `${' '.repeat(11)}seeds: ${cands.map((c) => `${c.path} ${formatPercent(c.similarity)}`).join(', ')}`
+}
+
 const DECISION_MARK: Readonly<Record<Decision['outcome'], string>> = {
   send: '→', receive: '←', move: '↷', delete: '✗', conflict: '⇄', resolved: '⇄', kept: '⇄',
 }

@@ -65,6 +65,18 @@ export function decide(
 }
 
 /**
+ * The candidates as decide weighs them: best first by containment (what each can supply of the
+ * target), ties to the earlier; each with its similarity by `metric`. What `-vv` shows.
+ */
+export function rankSeeds(target: Profile, candidates: readonly SeedCandidate[], metric: Metric, n: number): { path: string; similarity: number }[] {
+  return candidates
+    .map((c, i) => ({ c, i, score: containment(target.multiset, c.profile.multiset) }))
+    .sort((a, b) => b.score - a.score || a.i - b.i)
+    .slice(0, n)
+    .map(({ c }) => ({ path: c.path, similarity: metric(target, c.profile) }))
+}
+
+/**
  * How many separate regions of the target the seed cannot supply: maximal runs of target
  * chunks whose fingerprint the seed lacks. An edit inside a chunk is one region; appended or
  * inserted data is one region however long. Sizes the delta's blocks (blockSizeForChange).

@@ -7,7 +7,7 @@ import {
   LIMITS, OP_CODE, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireOpEntry, type WireSessionOptions,
   type WireStateEntry,
 } from '../../protocol/messages.js'
-import type { ChangeStatus, FileEntry, Message, MessageOf, MessageTag, SessionOptions, StateEntry, SyncOp } from './messages.js'
+import { MAX_SHOWN_CANDIDATES, type ChangeStatus, type FileEntry, type Message, type MessageOf, type MessageTag, type SeedShown, type SessionOptions, type StateEntry, type SyncOp } from './messages.js'
 import { WireFields, checkBytes, checkInt, checkPath, checkStr, isPlainMap, typeName } from './wire-fields.js'
 
 /**
@@ -141,6 +141,7 @@ const CODECS: CodecTable = {
       ...(m.seed === undefined ? {} : { seed: m.seed }),
       ...(m.similarity === undefined ? {} : { similarity: m.similarity }),
       ...(m.conflictCopy === undefined ? {} : { conflictCopy: m.conflictCopy }),
+      ...(m.candidates === undefined ? {} : { candidates: m.candidates.map((c) => [c.path, c.similarity]) }),
     }),
     fromWire: (f) => ({
       t: 'result',
@@ -153,6 +154,7 @@ const CODECS: CodecTable = {
       ...(f.has('seed') ? { seed: f.path('seed') } : {}),
       ...(f.has('similarity') ? { similarity: f.num('similarity', 0, 1) } : {}),
       ...(f.has('conflictCopy') ? { conflictCopy: f.path('conflictCopy') } : {}),
+      ...(f.has('candidates') ? { candidates: candidatesFromWire(f) } : {}),
     }),
   },
   done: {
@@ -480,4 +482,14 @@ function summaryFromWire(f: WireFields): Record<string, number> {
     out[key] = m.num(key, -Number.MAX_VALUE, Number.MAX_VALUE)
   }
   return out
+}
+
+/** `result.candidates`: at most MAX_SHOWN_CANDIDATES [path, similarity] pairs. */
+function candidatesFromWire(f: WireFields): SeedShown[] {
+  return f.array('candidates', MAX_SHOWN_CANDIDATES).map((pair, i) => {
+    if (!Array.isArray(pair) || pair.length !== 2) throw f.bad(`candidates[${i}]`, 'must be a [path, similarity] pair')
+    const sim = pair[1]
+    if (typeof sim !== 'number' || !Number.isFinite(sim) || sim < 0 || sim > 1) throw f.bad(`candidates[${i}]`, 'similarity must be a number in [0, 1]')
+    return { path: checkPath(f, `candidates[${i}]`, pair[0], false), similarity: sim }
+  })
 }

@@ -1,6 +1,7 @@
 /** The wire: messages, codec, channels over WebSocket, a byte stream (ssh, stdio) or memory; auth,
  *  handshake, server and client, and the choice of transport by URL. */
-export type { Message, MessageTag, MessageOf, FileEntry, SessionOptions, Role, StateEntry, ChangeStatus, SyncOp, SyncStep } from './messages.js'
+export type { Message, MessageTag, MessageOf, FileEntry, SessionOptions, Role, StateEntry, ChangeStatus, SyncOp, SyncStep, SeedShown } from './messages.js'
+export { MAX_SHOWN_CANDIDATES } from './messages.js'
 export { encode, decode } from './codec.js'
 export { type Channel, type ChannelLimits, DEFAULT_CHANNEL_LIMITS, CLOSE, memoryChannelPair, wrapChannel } from './channel.js'
 export { DEFAULT_IDLE_TIMEOUT_MS, withIdleTimeout } from './idle-timeout.js'

@@ -6,6 +6,16 @@ import type { Chunk, FileDigest } from '../types.js'
  * message has been validated (types, sizes, safe relative paths) before anyone sees it.
  * Binary fields are `Uint8Array`; a decoded one may be a view into the received frame.
  */
+/** A seed the receiver weighed for a file, as `-vv` shows it. */
+export interface SeedShown {
+  readonly path: string
+  /** 0..1, by the session's metric */
+  readonly similarity: number
+}
+
+/** At most this many weighed seeds go back with a file's result. */
+export const MAX_SHOWN_CANDIDATES = 3
+
 export type Message =
   /** S→C, first message: versions the server speaks, its name, a fresh random challenge. */
   | { t: 'hello'; versions: number[]; server: string; challenge: Uint8Array }
@@ -69,6 +79,9 @@ export type Message =
       similarity?: number
       /** where the receiver kept its own version, for a file changed on both sides */
       conflictCopy?: string
+      /** the best seeds it weighed, best first (≤ MAX_SHOWN_CANDIDATES), each with its
+       *  similarity by the session's metric: what `-vv` shows */
+      candidates?: SeedShown[]
     }
   /** receiver→sender: end of the session, with counters. */
   | { t: 'done'; summary: Record<string, number> }

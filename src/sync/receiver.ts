@@ -3,7 +3,7 @@ import { dirname, join, posix } from 'node:path'
 import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
 import {
   blockSizeForChange, blockSizeForRefinement, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
-  encodeSignature, MIN_MEASURABLE_CHUNKS, planRefinement, type SeedCandidate,
+  encodeSignature, MIN_MEASURABLE_CHUNKS, planRefinement, rankSeeds, type SeedCandidate,
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
@@ -11,7 +11,7 @@ import {
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
-import { Fifo, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { Fifo, MAX_SHOWN_CANDIDATES, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream } from '../similarity/index.js'
 import { sameMtime, sampleChunks, type FileRecord, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
@@ -391,6 +391,7 @@ class Receiver {
       ...(e.seed !== undefined && { seed: e.seed }),
       ...(e.similarity !== undefined && { similarity: e.similarity }),
       ...(e.conflictCopy !== undefined && { conflictCopy: e.conflictCopy }),
+      ...(e.candidates !== undefined && { candidates: [...e.candidates] }),
     })
   }
 
@@ -720,12 +721,14 @@ class Receiver {
       }
     }
     const action: Action = decision.method === 'delta' ? 'delta' : t.current ? 'whole' : 'new'
+    const shown = rankSeeds(target, cands, this.#metric, MAX_SHOWN_CANDIDATES)
     const event: FileEvent = {
       path: t.entry.path,
       action,
       size: t.size ?? t.entry.size,
       ...(decision.seed !== null && { seed: decision.seed, similarity: decision.similarity }),
       ...(decision.note !== undefined && { message: decision.note }),
+      ...(shown.length > 0 && { candidates: shown }),
     }
     if (this.d.options.dryRun) {
       this.#event(event, id)

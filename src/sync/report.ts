@@ -28,6 +28,9 @@ export interface FileEvent {
   readonly copiedBytes?: number
   readonly literalBytes?: number
   readonly conflictCopy?: string
+  /** the seeds weighed for a delta or whole file, best first (at most 3), each with its
+   *  similarity by the session's metric (`-vv`) */
+  readonly candidates?: readonly { readonly path: string; readonly similarity: number }[]
   readonly code?: string
   readonly message?: string
   /** (two-way sync) the side the action happened on: `remote` (sent there, or done there) or `local` */

@@ -441,6 +441,7 @@ function eventFromResult(m: ResultMessage, s: DeltaStats | undefined): FileEvent
     ...(m.seed !== undefined && { seed: m.seed }),
     ...(m.similarity !== undefined && { similarity: m.similarity }),
     ...(m.conflictCopy !== undefined && { conflictCopy: m.conflictCopy }),
+    ...(m.candidates !== undefined && { candidates: m.candidates }),
     ...(m.code !== undefined && { code: m.code }),
     ...(m.message !== undefined && { message: m.message }),
     ...(s !== undefined && { size: s.targetSize, copiedBytes: s.copiedBytes, literalBytes: s.literalBytes }),

@@ -46,3 +46,30 @@ t.test('errors: wrong token 7, no server 6, missing directory 3, bad option 2; o
   const ok = await runCli(['push', home, server.url], { env: { DSYNC_TOKEN: TOKEN } })
   t.equal(ok.code, 0, 'the server still serves a good client after the bad ones')
 })
+
+t.test('-vv shows the seeds weighed for a file, best first with their similarity; --json carries them', async (t) => {
+  const { randomBytes } = await import('../support/random.js')
+  const a = randomBytes(1, 300_000)
+  const b = randomBytes(2, 300_000)
+  const work = await tempTree(t, {
+    'one.bin': a,
+    'two.bin': Buffer.concat([a.subarray(0, 100_000), b.subarray(0, 200_000)]),
+    'three.bin': b,
+  })
+  // new.bin: 5/6 of one.bin, 1/3 of that shared with two.bin, nothing of three.bin
+  const home = await tempTree(t, { 'new.bin': Buffer.concat([a.subarray(0, 250_000), randomBytes(3, 50_000)]) })
+  const server = await startServer(t, work)
+  const env = { DSYNC_TOKEN: TOKEN }
+  const r = await runCli(['push', '-vv', '-n', home, server.url], { env })
+  t.equal(r.code, 0, r.stderr)
+  const lines = r.stdout.split('\n')
+  const at = lines.findIndex((l) => /^delta\s+new\.bin\s+from one\.bin/.test(l))
+  t.ok(at >= 0, `a delta from one.bin:\n${r.stdout}`)
+  t.match(lines[at + 1], /^\s+seeds: one\.bin \d+\.\d%, two\.bin \d+\.\d%$/, 'the next line: one.bin, then two.bin; three.bin shares nothing')
+  const j = JSON.parse((await runCli(['push', '--json', '-n', home, server.url], { env })).stdout)
+  const e = j.events.find((x: { path: string }) => x.path === 'new.bin')
+  t.same(e.candidates.map((c: { path: string }) => c.path), ['one.bin', 'two.bin'])
+  t.ok(e.candidates[0].similarity > e.candidates[1].similarity, 'best first')
+  t.equal(e.candidates[0].similarity, e.similarity, 'the first is the seed, at the similarity the rule used')
+  t.notMatch((await runCli(['push', '-v', '-n', home, server.url], { env })).stdout, /seeds:/, '-v alone does not show them')
+})

@@ -234,3 +234,20 @@ t.test('data frames, written by hand for speed, read as msgpack the way packr wr
     { numRuns: 60 },
   )
 })
+
+t.test('result.candidates: up to 3 [path, similarity] pairs round-trip; more, a bad similarity or an unsafe path is BAD_MESSAGE', async (t) => {
+  const base = { t: 'result' as const, id: 4, path: 'a.bin', action: 'delta', ok: true }
+  const cands = [{ path: 'x/one.bin', similarity: 0.8 }, { path: 'two.bin', similarity: 0.25 }]
+  t.same(decode(encode({ ...base, candidates: cands })), { ...base, candidates: cands })
+  t.same(decode(encode(base)), base, 'absent stays absent')
+  const raw = (candidates: unknown) => new Packr({ useRecords: false }).pack({ t: 'result', id: 4, path: 'a.bin', action: 'delta', ok: true, candidates })
+  for (const [why, bad] of [
+    ['four of them', [['a', 0.1], ['b', 0.1], ['c', 0.1], ['d', 0.1]]],
+    ['similarity over 1', [['a', 1.5]]],
+    ['not a pair', [['a']]],
+    ['an absolute path', [['/etc/passwd', 0.5]]],
+    ['a parent path', [['../x', 0.5]]],
+  ] as const) {
+    t.throws(() => decode(raw(bad)), { code: 'BAD_MESSAGE' }, why)
+  }
+})

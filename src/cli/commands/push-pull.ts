@@ -4,7 +4,7 @@ import { DsyncError } from '../../errors.js'
 import { isSshTarget } from '../../net/index.js'
 import { pull, push, sync, type ClientOptions, type FileEvent, type SyncResult } from '../../sync/index.js'
 import type { CliContext } from '../context.js'
-import { formatDecision, formatEvent, formatOutcome, formatSummary, formatTwoWayOutcome, jsonError, plural } from '../output.js'
+import { formatCandidates, formatDecision, formatEvent, formatOutcome, formatSummary, formatTwoWayOutcome, jsonError, plural } from '../output.js'
 import { liveOutput } from '../progress.js'
 import { addSessionOptions, addSyncOptions, filterRules, readOptionalFile, readToken, resolveFilters, type SyncCliOptions } from './sync-options.js'
 
@@ -54,7 +54,10 @@ async function runSync(kind: Kind, local: string, url: string, o: SyncCliOptions
     ...(o.bwlimit && { bytesPerSecond: o.bwlimit }),
     ...(kind === 'sync' && { prefer: o.prefer ?? 'keep-both', propagateDeletes: o.deletions !== false, ...(o.machine !== undefined && { machine: o.machine }) }),
     onEvent: (e: FileEvent) => {
-      if (itemize(e)) live.line(formatEvent(e))
+      if (!itemize(e)) return
+      live.line(formatEvent(e))
+      // -vv: the seeds weighed for it, best first, each with its similarity.
+      if (o.verbose >= 2 && e.candidates !== undefined) live.line(formatCandidates(e.candidates))
     },
     onNotice: (message: string) => {
       if (human) live.notice(`dsync: server: ${message}`)

@@ -150,7 +150,14 @@ export class LocalFiles {
     if (e?.kind !== 'file' || (this.#readAll && !this.#readNow.has(path))) return undefined
     const storing = this.#storing.get(path)
     if (storing !== undefined) return storing.size === e.size && storing.mtimeMs === e.mtimeMs ? { ...storing, mode: e.mode } : undefined
-    const rec = this.store.current(path, e)
+    let rec = this.store.current(path, e)
+    // Read by this session, a record holds for the session even when racy (racy means: read it
+    // again next time). Without this, a file just written before the sync was no seed once its
+    // record was stored: a push that found two seeds under load found one (test/cli/push-pull.ts).
+    if (rec === undefined && this.#readNow.has(path)) {
+      const got = this.store.get(path)
+      if (got !== undefined && got.size === e.size && got.mtimeMs === e.mtimeMs) rec = got
+    }
     return rec === undefined ? undefined : { ...rec, mode: e.mode }
   }
 

@@ -104,7 +104,6 @@ const MAX_REFINE_ROUNDS = 4
 /** Times a file is asked for when it keeps changing on the sender while being sent. */
 const MAX_SOURCE_ATTEMPTS = 3
 
-/** A file the receiver asks the sender for, from `want` until it is settled. */
 /**
  * The file sent is not the one listed. A whole file that does not match its delta's digest says
  * so too: with no seed nothing else can be wrong but the bytes read, and a sender hashes a file
@@ -117,6 +116,7 @@ function sourceChanged(err: unknown, seed: string | null): boolean {
 /** A file's chunks as a record keeps them: all, or the sample of a large file. */
 type ChunkList = Pick<FileRecord, 'chunks' | 'sampled'>
 
+/** A file the receiver asks the sender for, from `want` until it is settled. */
 interface Transfer {
   readonly id: number
   readonly entry: FileEntry
@@ -345,7 +345,9 @@ class Receiver {
     if (room < msg.chunks.length || msg.sampled === true) t.partialList = true
     if (msg.sampled === true) t.sampled = true
     if (msg.more === true) return
-    // No digest: the sender could not read the file after all (it said why in a notice).
+    // No digest: the sender could not read the file after all (it said why in a notice). A
+    // fetch already waiting (asked for whole, of a sender that predates it) ends on no data.
+    if (msg.digest === undefined && t.whole === true) return t.queue?.end()
     if (msg.digest === undefined) {
       this.#settle(t)
       return this.#maybeFinish()

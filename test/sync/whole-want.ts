@@ -230,3 +230,49 @@ t.test('a file asked for whole must be the size it was listed with: more is cut 
   t.same(wants.map((w) => w.whole === true), [true, false], 'asked whole, then again for its list')
   t.ok((await readFile(join(root, 'f.bin'))).equals(Buffer.from(now)), 'written as it is now')
 })
+
+t.test('a sender that predates want.whole and cannot read the file answers with an empty list: the receiver ends the file, not the session', async (t) => {
+  const root = await tempTree(t)
+  const { peer, done, report } = await receiverOn(t, root)
+  const ok = Buffer.from('readable\n')
+  await peer.send({ t: 'files', entries: [fileEntry('locked.txt', Buffer.from('unreadable\n')), fileEntry('ok.txt', ok)] })
+  await peer.send({ t: 'filesEnd' })
+  for await (const m of within(t, peer.messages())) {
+    if (m.t === 'want' && m.path === 'locked.txt') {
+      // As an old sender does for a file it cannot read: a notice, then a list with no digest.
+      await peer.send({ t: 'notice', message: 'locked.txt: permission denied', path: 'locked.txt', code: 'IO' })
+      await peer.send({ t: 'chunks', id: m.id, size: 0, chunks: [] })
+    } else if (m.t === 'want') {
+      await peer.send({ t: 'chunks', id: m.id, size: ok.length, chunks: chunkBytes(ok, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(ok) })
+    } else if (m.t === 'plan') {
+      await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(ok) })
+      await peer.send({ t: 'dataEnd', id: m.id })
+    } else if (m.t === 'done') {
+      break
+    }
+  }
+  peer.close()
+  await done
+  t.ok((await readFile(join(root, 'ok.txt'))).equals(ok), 'the other file is written')
+  await t.rejects(readFile(join(root, 'locked.txt')), 'the unreadable one is not')
+  t.match(report.events.filter((e) => e.path === 'locked.txt'), [{ action: 'error', code: 'IO' }], 'one error line for it, from the notice')
+})
+
+/** `it`, failing the test instead of hanging when it stalls for 10 s (a session that never ends). */
+async function* within<T>(t: Test, it: AsyncIterable<T>): AsyncGenerator<T> {
+  const iter = it[Symbol.asyncIterator]()
+  for (;;) {
+    let timer: NodeJS.Timeout | undefined
+    const stalled = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('stalled: no message for 10 s')), 10_000)))
+    try {
+      const r = await Promise.race([iter.next(), stalled])
+      if (r.done === true) return
+      yield r.value
+    } catch (err) {
+      t.fail(String(err))
+      return
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}

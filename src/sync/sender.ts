@@ -46,6 +46,14 @@ const SAMPLE_ABOVE_CHUNKS = 256
 const MAX_ANSWERING = 64
 
 /**
+ * Plans (and wants of whole files) queued for the file workers. A receiver keeps at most 64
+ * files wanted (PROTOCOL.md §4), so an honest one never has more than that planned; past this
+ * the peer is flooding, and the session ends (BAD_MESSAGE) rather than keep what it sends.
+ * The message loop cannot wait for room instead: a worker in a refined exchange waits on it.
+ */
+const MAX_QUEUED_PLANS = 1024
+
+/**
  * Files up to this size offer a similarity sketch (`sketchable`): ~16 KB of sketch per MiB, so
  * 1 MiB at most, in one message; it is read again to make it, only when the receiver asks.
  */
@@ -142,6 +150,12 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   }
   const stats = new Map<number, DeltaStats>()
   const plans: PlanMessage[] = []
+  const queuePlan = (plan: PlanMessage): void => {
+    if (plans.length >= MAX_QUEUED_PLANS) {
+      throw new DsyncError('BAD_MESSAGE', `the receiver planned more than ${MAX_QUEUED_PLANS} files not yet sent; a receiver keeps at most 64 wanted`)
+    }
+    plans.push(plan)
+  }
   /** Paths whose chunk list went out once: asked again, the file changed while it was sent. */
   const listed = new Set<string>()
   const idle: (() => void)[] = []
@@ -307,6 +321,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     out.post({ t: 'sketch', id, sketch })
   }
 
+  /** ids whose sketch was asked for */
+  const sketched = new Set<number>()
   /** wants being answered, and the message loop waiting for one to end (it alone waits) */
   let answering = 0
   let onAnswered: (() => void) | undefined
@@ -320,7 +336,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         if (files.get(msg.path)?.kind !== 'file' || !sent.has(msg.path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${msg.path}, which is not a file of the list`)
         paths.set(msg.id, msg.path)
         wantedWhole.add(msg.id)
-        plans.push({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null })
+        queuePlan({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null })
         wake()
       } else if (msg.t === 'want') {
         // Answered in a task: the file may have to be read first, and reads overlap. A peer
@@ -335,13 +351,16 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       } else if (msg.t === 'sketchWant') {
         const path = paths.get(msg.id)
         if (path === undefined) throw new DsyncError('BAD_MESSAGE', `sketch asked for file id ${msg.id}, whose chunk list was never sent`)
+        // Once a file: each sketch reads the file again, and a flood of asks would each spawn one.
+        if (sketched.has(msg.id)) throw new DsyncError('BAD_MESSAGE', `sketch asked twice for file id ${msg.id}`)
+        sketched.add(msg.id)
         scope.spawn(() => sendSketch(msg.id, path))
       } else if (msg.t === 'refine') {
         const rounds = refining.get(msg.id)
         if (rounds === undefined) throw new DsyncError('BAD_MESSAGE', `refine for file id ${msg.id}, which has no refined exchange going`)
         rounds.push(msg)
       } else if (msg.t === 'plan') {
-        plans.push(msg)
+        queuePlan(msg)
         wake()
       } else if (msg.t === 'result') {
         if (msg.id === 0 || paths.has(msg.id)) d.report.add(eventFromResult(msg, stats.get(msg.id)))

@@ -276,3 +276,25 @@ async function* within<T>(t: Test, it: AsyncIterable<T>): AsyncGenerator<T> {
     }
   }
 }
+
+t.test('a receiver flooding the sender with plans, or asking a sketch twice, ends the session (BAD_MESSAGE) instead of growing its queues', async (t) => {
+  const big = randomBytes(41, 4 * 1024 * 1024)
+  for (const flood of ['plans', 'sketches'] as const) {
+    const home = await tempTree(t, { 'big.bin': big })
+    const [mine, peer] = memoryChannelPair()
+    const sending = runSender(mine, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
+    sending.catch(() => undefined)
+    for await (const m of peer.messages()) {
+      if (m.t === 'filesEnd') await peer.send({ t: 'want', id: 1, path: 'big.bin' })
+      if (m.t === 'chunks' && m.more !== true) break
+    }
+    if (flood === 'plans') {
+      // Never reading the data: each plan of the 4 MiB file waits, and they pile up.
+      for (let i = 0; i < 1100; i++) void peer.send({ t: 'plan', id: 1, method: 'whole', seed: null, similarity: 0, signature: null }).catch(() => undefined)
+    } else {
+      await peer.send({ t: 'sketchWant', id: 1 })
+      await peer.send({ t: 'sketchWant', id: 1 })
+    }
+    await t.rejects(sending, { code: 'BAD_MESSAGE', message: flood === 'plans' ? /more than 1024 files/ : /sketch asked twice/ }, flood)
+  }
+})

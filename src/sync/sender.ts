@@ -156,7 +156,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
     plans.push(plan)
   }
-  /** Paths whose chunk list went out once: asked again, the file changed while it was sent. */
+  /** Paths whose chunk list (or whole content) went out once: asked again, the file changed
+   *  while it was sent. */
   const listed = new Set<string>()
   const idle: (() => void)[] = []
   const wake = (): void => idle.splice(0).forEach((f) => f())
@@ -335,6 +336,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // plan; it goes whole now, one read (PROTOCOL.md §4).
         if (files.get(msg.path)?.kind !== 'file' || !sent.has(msg.path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${msg.path}, which is not a file of the list`)
         paths.set(msg.id, msg.path)
+        listed.add(msg.path) // asked again (it grew, or changed while read), it is read afresh
         wantedWhole.add(msg.id)
         queuePlan({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null })
         wake()

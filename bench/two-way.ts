@@ -22,6 +22,7 @@ import { dirname, join } from 'node:path'
 import { KiB, MiB, seededBytes } from './support/data.js'
 import { flag, procCpu, DSYNC_BIN } from './support/procs.js'
 import { seededText, textEdits } from './support/sync-data.js'
+import { ensureCommands } from './support/debian-tools.js'
 import { copyTree, ensureRsync, freePort, meterServer, runCommand, startDsyncServer, startRsyncDaemon, treeDiff } from './support/sync-tools.js'
 import { printEnvironment, printTable } from './support/table.js'
 
@@ -193,8 +194,8 @@ export async function run(): Promise<void> {
   printEnvironment()
   ensureRsync()
   const reps = Number(flag(process.argv, '--reps') ?? 3)
-  const unison = (await runCommand('unison', ['-version'])).code === 0
-  if (!unison) console.log('unison not found: install it with `apt-get install -y unison` (Debian); its row is skipped')
+  const unison = ensureCommands({ unison: 'unison' }).has('unison')
+  if (!unison) console.log('unison not found and not installed: its row is skipped')
   const tmp = await mkdtemp(join(tmpdir(), 'dsync-two-way-'))
   try {
     const base = join(tmp, 'base')

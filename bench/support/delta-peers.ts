@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs'
 import { copyFile, mkdir, open, readFile, stat, writeFile } from 'node:fs/promises'
 import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
+import { ensureCommands } from './debian-tools.js'
 
 /** The peer tools and the Debian packages that hold them. */
 export const PEER_TOOLS = Object.freeze(['rdiff', 'rsync', 'xdelta3', 'zstd'])
@@ -19,31 +20,12 @@ export const PEER_TOOLS = Object.freeze(['rdiff', 'rsync', 'xdelta3', 'zstd'])
  *  (128 MiB window) lets the 50 MB seed be seen whole. */
 export const ZSTD_ARGS = Object.freeze(['-9', '--long=27'])
 
-function has(tool: string): boolean {
-  try {
-    execFileSync('which', [tool], { stdio: 'ignore' })
-    return true
-  } catch (err) {
-    if (err instanceof Error) return false
-    throw err
-  }
-}
-
 /**
  * Installs the missing peers with apt-get (a fresh machine), once. Returns the tools available
  * afterwards; a tool that still is missing is skipped by the caller, with a note.
  */
 export function ensurePeers(): Set<string> {
-  const missing = PEER_TOOLS.filter((t) => !has(t))
-  if (missing.length > 0) {
-    console.log(`installing ${missing.join(', ')} with apt-get (missing here)`)
-    try {
-      execFileSync('sh', ['-c', 'apt-get update && apt-get install -y rdiff xdelta3 zstd rsync'], { stdio: 'inherit' })
-    } catch (err) {
-      console.log(`apt-get failed (${err instanceof Error ? err.message : String(err)}): those tools are skipped`)
-    }
-  }
-  return new Set(PEER_TOOLS.filter(has))
+  return ensureCommands(Object.fromEntries(PEER_TOOLS.map((t) => [t, t])))
 }
 
 /** Clock ticks per second of /proc/PID/stat times (USER_HZ; 100 on Linux x86 and arm). */

@@ -2,11 +2,12 @@
  * The two servers and clients of bench/sync.ts: a real `rsync --daemon` and `dsync serve`, each
  * a separate process on 127.0.0.1, and one-shot clients timed from spawn to exit.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdir, open, readdir, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { STATE_DIR_NAME } from '../../src/fs/index.js'
+import { ensureCommands } from './debian-tools.js'
 import { childPids, DSYNC_BIN, procCpu, resetPeakRss, watchTreeMemory } from './procs.js'
 
 /**
@@ -71,15 +72,9 @@ export function runCommand(cmd: string, args: readonly string[], env?: NodeJS.Pr
   })
 }
 
-/** rsync is a dependency of the benchmark only; install it the Debian way when absent. */
+/** rsync is a dependency of the benchmark only; installed the Debian way when absent. */
 export function ensureRsync(): void {
-  try {
-    execFileSync('which', ['rsync'], { stdio: 'ignore' })
-  } catch {
-    // `which` exits 1 when rsync is missing: that is the case we handle by installing it.
-    console.log('rsync not found: apt-get update && apt-get install -y rsync')
-    execFileSync('sh', ['-c', 'apt-get update && apt-get install -y rsync'], { stdio: 'inherit' })
-  }
+  if (!ensureCommands({ rsync: 'rsync' }).has('rsync')) throw new Error('rsync is missing and apt-get could not install it; the benchmark needs it')
 }
 
 /** A free loopback port (rsync --daemon cannot be told port 0 and report the port it took). */

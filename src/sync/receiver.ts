@@ -644,18 +644,19 @@ class Receiver {
       }
       return this.#decideAndFetch(t)
     }
-    this.#scope.spawn(
-      () => this.#fetchSlots.with(() => (this.#diskFull ? this.#alone.with(work) : work())),
-      () => this.#maybeFinish(),
-    )
+    this.#inFetchSlot(work)
   }
 
   /** A file asked for whole: its queue is ready before the data can come (the sender streams
    *  it on the `want`), and it is written once a fetch slot frees. */
   #fetchWholeInTask(t: Transfer): void {
     t.queue = new ByteQueue(this.#signal)
-    const event: FileEvent = { path: t.entry.path, action: 'new', size: t.entry.size }
-    const work = () => this.#fetch(t, null, event)
+    this.#inFetchSlot(() => this.#fetch(t, null, { path: t.entry.path, action: 'new', size: t.entry.size }))
+  }
+
+  /** Runs a file's work in a task once a fetch slot frees (alone once the disk was found full);
+   *  the session's end is looked at when it ends. */
+  #inFetchSlot(work: () => Promise<void>): void {
     this.#scope.spawn(
       () => this.#fetchSlots.with(() => (this.#diskFull ? this.#alone.with(work) : work())),
       () => this.#maybeFinish(),
@@ -675,10 +676,19 @@ class Receiver {
     let target = profile(chunks)
     let cands: SeedCandidate[] = []
     let sampledView = false
+    // Each seed's profile is made once per view (choose runs twice when the first pass finds
+    // no delta; a full list of a 1 GiB seed is 131,072 chunks).
+    const seedViews = new Map<string, SeedCandidate>()
     const measure = (): void => {
+      const was = sampledView
       sampledView = t.partialList || recs.some((r) => r.sampled === true)
+      if (was !== sampledView) seedViews.clear()
       target = profile(sampledView && !t.partialList ? sampleChunks(chunks) : chunks)
-      cands = recs.map((r) => ({ path: r.path, profile: profile(sampledView && r.sampled !== true ? sampleChunks(r.chunks) : r.chunks) }))
+      cands = recs.map((r) => {
+        let c = seedViews.get(r.path)
+        if (c === undefined) seedViews.set(r.path, (c = { path: r.path, profile: profile(sampledView && r.sampled !== true ? sampleChunks(r.chunks) : r.chunks) }))
+        return c
+      })
     }
     const fromIndex = (): void => {
       for (const c of this.d.store.candidates(chunks, { limit: MAX_CANDIDATES })) add(this.#files.known(c.path))
@@ -796,17 +806,17 @@ class Receiver {
       const blockSize = blockSizeForChange(size, regions)
       // A file asked for whole has had its queue since its `want`, and gets no plan: the
       // sender streams it as the want said.
-      if (t.whole !== true) t.queue = new ByteQueue(signal)
-      if (t.whole === true) {
-        // nothing to plan
-      } else if (seedAbs !== null && t.refinable === true && !t.retried && size >= REFINE_MIN_SEED_BYTES) {
-        await this.#refinedPlan(t, seed!, seedAbs, size, regions, event)
-      } else {
-        const signature =
-          seedAbs === null
-            ? null
-            : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
-        this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
+      if (t.whole !== true) {
+        t.queue = new ByteQueue(signal)
+        if (seedAbs !== null && t.refinable === true && !t.retried && size >= REFINE_MIN_SEED_BYTES) {
+          await this.#refinedPlan(t, seed!, seedAbs, size, regions, event)
+        } else {
+          const signature =
+            seedAbs === null
+              ? null
+              : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
+          this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
+        }
       }
       const conflictCopy = t.conflict && t.current ? await this.#keepConflictCopy(path, abs) : undefined
       // The sender's list describes the file written: whole, or a sample (a large file: seeds,
@@ -824,14 +834,15 @@ class Receiver {
       // such files). One that grew on the sender past WHOLE_KEPT_BYTES is read when needed.
       const written: Uint8Array[] | undefined = t.whole === true ? [] : undefined
       let writtenBytes = 0
-      const onWrite = tee !== undefined
-        ? (b: Uint8Array) => tee!.push(b.slice())
-        : written !== undefined
-          ? (b: Uint8Array) => {
-            writtenBytes += b.length
-            if (writtenBytes <= WHOLE_KEPT_BYTES) written.push(b.slice())
-          }
-          : undefined
+      let onWrite: ((b: Uint8Array) => Promise<void> | void) | undefined
+      if (tee !== undefined) {
+        onWrite = (b) => tee!.push(b.slice())
+      } else if (written !== undefined) {
+        onWrite = (b) => {
+          writtenBytes += b.length
+          if (writtenBytes <= WHOLE_KEPT_BYTES) written.push(b.slice())
+        }
+      }
       const res = await patchFile(seedAbs, t.queue!, abs, {
         mode: t.entry.mode,
         mtimeMs: t.entry.mtimeMs,

@@ -133,8 +133,6 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   const paths = new Map<number, string>()
   /** the digest each file's chunk list carried (the receiver expects it), until it is sent */
   const listedDigest = new Map<number, FileRecord['digest']>()
-  /** ids asked for with `want.whole`, until their file is sent */
-  const wantedWhole = new Set<number>()
   /** A file asked for whole (small when listed), read in one synchronous read as readRecord
    *  does for a chunk list; undefined when it grew past WHOLE_READ_BYTES (it streams then). */
   const readWholeSmall = (path: string): Uint8Array | undefined => {
@@ -149,12 +147,13 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
   }
   const stats = new Map<number, DeltaStats>()
-  const plans: PlanMessage[] = []
-  const queuePlan = (plan: PlanMessage): void => {
+  /** plans for the workers; `wantedWhole`: made here for a `want.whole`, none came */
+  const plans: { plan: PlanMessage; wantedWhole: boolean }[] = []
+  const queuePlan = (plan: PlanMessage, wantedWhole = false): void => {
     if (plans.length >= MAX_QUEUED_PLANS) {
       throw new DsyncError('BAD_MESSAGE', `the receiver planned more than ${MAX_QUEUED_PLANS} files not yet sent; a receiver keeps at most 64 wanted`)
     }
-    plans.push(plan)
+    plans.push({ plan, wantedWhole })
   }
   /** Paths whose chunk list (or whole content) went out once: asked again, the file changed
    *  while it was sent. */
@@ -165,9 +164,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   let receiverDone = false
   const worker = async (): Promise<void> => {
     for (;;) {
-      const plan = plans.shift()
-      if (plan !== undefined) {
-        await sendFile(plan)
+      const next = plans.shift()
+      if (next !== undefined) {
+        await sendFile(next.plan, next.wantedWhole)
         continue
       }
       if (done || signal.aborted) return
@@ -220,10 +219,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       refining.delete(id)
     }
   }
-  const sendFile = async (plan: PlanMessage): Promise<void> => {
+  const sendFile = async (plan: PlanMessage, whole: boolean): Promise<void> => {
     const path = paths.get(plan.id)
     if (path === undefined) throw new DsyncError('BAD_MESSAGE', `plan for file id ${plan.id}, which was never asked for`)
-    const whole = wantedWhole.delete(plan.id)
     let sentAny = false
     try {
       const sig = plan.signature === null ? EMPTY_SIGNATURE : decodeSignature(plan.signature)
@@ -337,8 +335,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         if (files.get(msg.path)?.kind !== 'file' || !sent.has(msg.path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${msg.path}, which is not a file of the list`)
         paths.set(msg.id, msg.path)
         listed.add(msg.path) // asked again (it grew, or changed while read), it is read afresh
-        wantedWhole.add(msg.id)
-        queuePlan({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null })
+        queuePlan({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null }, true)
         wake()
       } else if (msg.t === 'want') {
         // Answered in a task: the file may have to be read first, and reads overlap. A peer

@@ -9,6 +9,7 @@ import { Store } from '../../src/store/index.js'
 import { push, runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
 import { randomBytes } from '../support/random.js'
 import { clientOpts, startServer } from '../support/sync.js'
+import { within } from '../support/hostile.js'
 import { tempTree } from '../support/temp.js'
 
 const HOUR_AGO = Date.now() - 3_600_000
@@ -40,6 +41,48 @@ async function wholeDelta(bytes: Uint8Array): Promise<Uint8Array> {
   return Buffer.concat(parts)
 }
 
+/** Plays the sender of a receiver test on `peer` until the receiver's `done` (at most 10 s: a
+ *  session that never ends fails the test instead of hanging it), then closes it.
+ *  A want is answered by `answer` when it returns true (a case's own reply), else whole at once
+ *  when it says `whole` (unless the sender is `old`: its codec drops the key), else with the
+ *  file's list; a plan with the file whole. `content(path)` is what the file holds now. */
+async function playSender(
+  peer: Channel,
+  content: (path: string) => Uint8Array,
+  o: { old?: boolean; answer?: (want: Extract<Message, { t: 'want' }>) => Promise<boolean> } = {},
+): Promise<{ wants: Extract<Message, { t: 'want' }>[]; plans: Extract<Message, { t: 'plan' }>[] }> {
+  const wants: Extract<Message, { t: 'want' }>[] = []
+  const plans: Extract<Message, { t: 'plan' }>[] = []
+  const byId = new Map<number, string>()
+  const sendWhole = async (id: number, path: string) => {
+    await peer.send({ t: 'data', id, bytes: await wholeDelta(content(path)) })
+    await peer.send({ t: 'dataEnd', id })
+  }
+  const play = async (): Promise<void> => {
+    for await (const m of peer.messages()) {
+      if (m.t === 'want') {
+        wants.push(m)
+        byId.set(m.id, m.path)
+        if (o.answer !== undefined && (await o.answer(m))) continue
+        const bytes = content(m.path)
+        if (m.whole === true && o.old !== true) await sendWhole(m.id, m.path) // no list and no plan
+        else await peer.send({ t: 'chunks', id: m.id, size: bytes.length, chunks: chunkBytes(bytes, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(bytes) })
+      } else if (m.t === 'plan') {
+        plans.push(m)
+        await sendWhole(m.id, byId.get(m.id)!)
+      } else if (m.t === 'done') {
+        return
+      }
+    }
+  }
+  try {
+    await within(10_000, 'the receiver\'s session', play())
+  } finally {
+    peer.close()
+  }
+  return { wants, plans }
+}
+
 t.test('want.whole round-trips through the codec, and is left out when false', async (t) => {
   t.same(decode(encode({ t: 'want', id: 3, path: 'a/b.txt', whole: true })), { t: 'want', id: 3, path: 'a/b.txt', whole: true })
   t.same(decode(encode({ t: 'want', id: 3, path: 'a/b.txt' })), { t: 'want', id: 3, path: 'a/b.txt' })
@@ -57,28 +100,7 @@ t.test('the receiver asks whole only for a one-chunk new file no local file can 
   }
   await peer.send({ t: 'files', entries: [{ path: 'new', kind: 'dir', size: 0, mtimeMs: HOUR_AGO, mode: 0o755 }, ...Object.entries(files).map(([p, b]) => fileEntry(p, b))] })
   await peer.send({ t: 'filesEnd' })
-  const wants: Extract<Message, { t: 'want' }>[] = []
-  const byId = new Map<number, string>()
-  for await (const m of peer.messages()) {
-    if (m.t === 'want') {
-      wants.push(m)
-      byId.set(m.id, m.path)
-      const bytes = files[m.path as keyof typeof files]
-      if (m.whole === true) {
-        // No chunk list and no plan: the data straight away.
-        await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(bytes) })
-        await peer.send({ t: 'dataEnd', id: m.id })
-      } else {
-        await peer.send({ t: 'chunks', id: m.id, size: bytes.length, chunks: chunkBytes(bytes, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(bytes) })
-      }
-    } else if (m.t === 'plan') {
-      await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(files[byId.get(m.id) as keyof typeof files]) })
-      await peer.send({ t: 'dataEnd', id: m.id })
-    } else if (m.t === 'done') {
-      break
-    }
-  }
-  peer.close()
+  const { wants } = await playSender(peer, (path) => files[path as keyof typeof files])
   await done
   t.same(wants.filter((w) => w.whole === true).map((w) => w.path), ['new/small.bin'], 'only the one-chunk file with no possible seed is asked for whole')
   for (const [p, b] of Object.entries(files)) t.ok((await readFile(join(root, p))).equals(b), `${p} written exactly`)
@@ -95,23 +117,11 @@ t.test('a sender that predates want.whole answers it with a chunk list: the rece
   const bytes = Buffer.from('small and new\n')
   await peer.send({ t: 'files', entries: [fileEntry('a.txt', bytes)] })
   await peer.send({ t: 'filesEnd' })
-  let plan: Extract<Message, { t: 'plan' }> | undefined
-  for await (const m of peer.messages()) {
-    if (m.t === 'want') {
-      t.equal(m.whole, true, 'asked whole')
-      // An old sender ignores `whole` (its codec drops the field) and sends the list.
-      await peer.send({ t: 'chunks', id: m.id, size: bytes.length, chunks: chunkBytes(bytes, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(bytes) })
-    } else if (m.t === 'plan') {
-      plan = m
-      await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(bytes) })
-      await peer.send({ t: 'dataEnd', id: m.id })
-    } else if (m.t === 'done') {
-      break
-    }
-  }
-  peer.close()
+  // An old sender ignores `whole` (its codec drops the field) and sends the list.
+  const { wants, plans } = await playSender(peer, () => bytes, { old: true })
   await done
-  t.match(plan, { method: 'whole', seed: null, signature: null }, 'the plan an old sender waits for')
+  t.equal(wants[0]?.whole, true, 'asked whole')
+  t.match(plans, [{ method: 'whole', seed: null, signature: null }], 'the plan an old sender waits for')
   t.same(await readFile(join(root, 'a.txt')), bytes)
 })
 
@@ -208,24 +218,7 @@ t.test('a file asked for whole must be the size it was listed with: more is cut 
   const now = randomBytes(32, 50_000) // it grew on the sender since the list (or the sender lies)
   await peer.send({ t: 'files', entries: [fileEntry('f.bin', listed)] })
   await peer.send({ t: 'filesEnd' })
-  const wants: Extract<Message, { t: 'want' }>[] = []
-  for await (const m of peer.messages()) {
-    if (m.t === 'want') {
-      wants.push(m)
-      if (m.whole === true) {
-        await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(now) })
-        await peer.send({ t: 'dataEnd', id: m.id })
-      } else {
-        await peer.send({ t: 'chunks', id: m.id, size: now.length, chunks: chunkBytes(now, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(now) })
-      }
-    } else if (m.t === 'plan') {
-      await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(now) })
-      await peer.send({ t: 'dataEnd', id: m.id })
-    } else if (m.t === 'done') {
-      break
-    }
-  }
-  peer.close()
+  const { wants } = await playSender(peer, () => now)
   await done
   t.same(wants.map((w) => w.whole === true), [true, false], 'asked whole, then again for its list')
   t.ok((await readFile(join(root, 'f.bin'))).equals(Buffer.from(now)), 'written as it is now')
@@ -237,45 +230,21 @@ t.test('a sender that predates want.whole and cannot read the file answers with 
   const ok = Buffer.from('readable\n')
   await peer.send({ t: 'files', entries: [fileEntry('locked.txt', Buffer.from('unreadable\n')), fileEntry('ok.txt', ok)] })
   await peer.send({ t: 'filesEnd' })
-  for await (const m of within(t, peer.messages())) {
-    if (m.t === 'want' && m.path === 'locked.txt') {
+  await playSender(peer, () => ok, {
+    old: true,
+    answer: async (m) => {
+      if (m.path !== 'locked.txt') return false
       // As an old sender does for a file it cannot read: a notice, then a list with no digest.
       await peer.send({ t: 'notice', message: 'locked.txt: permission denied', path: 'locked.txt', code: 'IO' })
       await peer.send({ t: 'chunks', id: m.id, size: 0, chunks: [] })
-    } else if (m.t === 'want') {
-      await peer.send({ t: 'chunks', id: m.id, size: ok.length, chunks: chunkBytes(ok, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(ok) })
-    } else if (m.t === 'plan') {
-      await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(ok) })
-      await peer.send({ t: 'dataEnd', id: m.id })
-    } else if (m.t === 'done') {
-      break
-    }
-  }
-  peer.close()
+      return true
+    },
+  })
   await done
   t.ok((await readFile(join(root, 'ok.txt'))).equals(ok), 'the other file is written')
   await t.rejects(readFile(join(root, 'locked.txt')), 'the unreadable one is not')
   t.match(report.events.filter((e) => e.path === 'locked.txt'), [{ action: 'error', code: 'IO' }], 'one error line for it, from the notice')
 })
-
-/** `it`, failing the test instead of hanging when it stalls for 10 s (a session that never ends). */
-async function* within<T>(t: Test, it: AsyncIterable<T>): AsyncGenerator<T> {
-  const iter = it[Symbol.asyncIterator]()
-  for (;;) {
-    let timer: NodeJS.Timeout | undefined
-    const stalled = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('stalled: no message for 10 s')), 10_000)))
-    try {
-      const r = await Promise.race([iter.next(), stalled])
-      if (r.done === true) return
-      yield r.value
-    } catch (err) {
-      t.fail(String(err))
-      return
-    } finally {
-      clearTimeout(timer)
-    }
-  }
-}
 
 t.test('a receiver flooding the sender with plans, or asking a sketch twice, ends the session (BAD_MESSAGE) instead of growing its queues', async (t) => {
   const big = randomBytes(41, 4 * 1024 * 1024)

@@ -38,6 +38,8 @@ export const LIMITS = Object.freeze({
   maxChunkBytes: 16 * MiB,
   /** `plan.signature` length. */
   maxSignatureBytes: 3 * MiB,
+  /** Keys in a `probe` (4 bytes each). */
+  maxProbeKeys: 64,
   /** `sketch.sketch` length (a sketch is asked only for files up to 64 MiB: ~1 MiB of sketch). */
   maxSketchBytes: 3 * MiB,
   /** A relative path, in UTF-8 bytes, and one segment of it. */
@@ -60,6 +62,9 @@ export const LIMITS = Object.freeze({
 })
 
 /** File kinds on the wire, as small integers in a `files` entry tuple. */
+/** Bytes of one `probe` key: a chunk fingerprint's first 4 bytes (§4.6). */
+export const PROBE_KEY_BYTES = 4
+
 export const WIRE_KIND = Object.freeze({ file: 0, dir: 1, symlink: 2 } as const)
 
 /** `files` entry: [path, kind, size, mtimeMs, mode, extra]. `extra` is the 32-byte SHA-256
@@ -118,7 +123,14 @@ export type WireMessage =
    *  length, at most `LIMITS.maxFileListBytes`. Sorted paths and like mtimes compress 3–5×. */
   | { t: 'files'; codec: number; raw: number; z: Uint8Array }
   | { t: 'filesEnd' }
-  | { t: 'want'; id: number; path: string; whole?: boolean }
+  /** `probe` (§4.6): answer with a `probe` instead of the chunk list (a sender may still send
+   *  the list, when it is short); `digest`: put the file's SHA-256 in it. */
+  | { t: 'want'; id: number; path: string; whole?: boolean; probe?: boolean; digest?: boolean }
+  /** (sender→receiver, §4.6) a few content keys of a file at a new path: `keys` holds 4 bytes
+   *  (a fingerprint's first 4) per key, at most `LIMITS.maxProbeKeys`; `size` as in `chunks` */
+  | { t: 'probe'; id: number; size: number; keys: Uint8Array; digest?: Uint8Array }
+  /** (receiver→sender, §4.6) after a `probe`: send the file's chunk list after all */
+  | { t: 'chunksWant'; id: number }
   /** Chunk list as columns: `lengths` is u32 little-endian per chunk, `fps` 16 bytes per chunk;
    *  the first chunk starts at `base`, each next one where the previous ended. `more` is true
    *  when another `chunks` message for the same id follows. */

@@ -4,7 +4,7 @@ import { DsyncError, type ErrorCode } from '../errors.js'
 import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import {
-  LIMITS, OP_CODE, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireOpEntry, type WireSessionOptions,
+  LIMITS, OP_CODE, PROBE_KEY_BYTES, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireOpEntry, type WireSessionOptions,
   type WireStateEntry,
 } from '../../protocol/messages.js'
 import { MAX_SHOWN_CANDIDATES, type ChangeStatus, type FileEntry, type Message, type MessageOf, type MessageTag, type SeedShown, type SessionOptions, type StateEntry, type SyncOp } from './messages.js'
@@ -90,8 +90,33 @@ const CODECS: CodecTable = {
     fromWire: () => ({ t: 'filesEnd' }),
   },
   want: {
-    toWire: (m) => ({ t: 'want', id: m.id, path: m.path, ...(m.whole === true && { whole: true }) }),
-    fromWire: (f) => ({ t: 'want', id: f.int('id', 0, U32_MAX), path: f.path('path'), ...(f.has('whole') && f.bool('whole') && { whole: true }) }),
+    toWire: (m) => ({
+      t: 'want', id: m.id, path: m.path, ...(m.whole === true && { whole: true }), ...(m.probe === true && { probe: true }), ...(m.digest === true && { digest: true }),
+    }),
+    fromWire: (f) => ({
+      t: 'want', id: f.int('id', 0, U32_MAX), path: f.path('path'),
+      ...(f.has('whole') && f.bool('whole') && { whole: true }),
+      ...(f.has('probe') && f.bool('probe') && { probe: true }),
+      ...(f.has('digest') && f.bool('digest') && { digest: true }),
+    }),
+  },
+  probe: {
+    toWire: (m) => {
+      if (m.keys.length % PROBE_KEY_BYTES !== 0 || m.keys.length > LIMITS.maxProbeKeys * PROBE_KEY_BYTES) {
+        throw internal(`'probe' with ${m.keys.length} bytes of keys; send whole ${PROBE_KEY_BYTES}-byte keys, at most ${LIMITS.maxProbeKeys}`)
+      }
+      return { t: 'probe', id: m.id, size: m.size, keys: m.keys, ...(m.digest !== undefined && { digest: Buffer.from(m.digest, 'hex') }) }
+    },
+    fromWire: (f) => {
+      const keys = f.bytes('keys', { max: LIMITS.maxProbeKeys * PROBE_KEY_BYTES })
+      if (keys.length % PROBE_KEY_BYTES !== 0) throw f.bad('keys', `is ${keys.length} bytes, not whole ${PROBE_KEY_BYTES}-byte keys`)
+      const digest = f.has('digest') ? (parseFileDigest(Buffer.from(f.bytes('digest', { exact: DIGEST_BYTES })).toString('hex')) as FileDigest) : undefined
+      return { t: 'probe', id: f.int('id', 0, U32_MAX), size: f.int('size', 0, Number.MAX_SAFE_INTEGER), keys, ...(digest !== undefined && { digest }) }
+    },
+  },
+  chunksWant: {
+    toWire: (m) => ({ t: 'chunksWant', id: m.id }),
+    fromWire: (f) => ({ t: 'chunksWant', id: f.int('id', 0, U32_MAX) }),
   },
   chunks: {
     toWire: chunksToWire,

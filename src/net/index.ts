@@ -15,5 +15,5 @@ export { type Transport, type TransportOptions, connectTransport } from './trans
 export { StreamChannel } from './stream-channel.js'
 export { serveChannel, type ChannelServerOptions } from './serve-channel.js'
 export { type SshTarget, DEFAULT_REMOTE_DSYNC, DEFAULT_RSH, isSshTarget, parseSshTarget, splitCommand, sshCommand } from './ssh-target.js'
-export { PROTOCOL_VERSION, SUPPORTED_VERSIONS, LIMITS } from '../../protocol/messages.js'
+export { PROTOCOL_VERSION, SUPPORTED_VERSIONS, LIMITS, PROBE_KEY_BYTES } from '../../protocol/messages.js'
 export { Fifo } from './fifo.js'

@@ -39,7 +39,15 @@ export type Message =
   /** receiver→sender: send me the chunk list of this file; `id` names the file from now on.
    *  `whole`: skip the list, send the file whole now, as if a `plan` of method `whole` had
    *  come back (a small new file no content here can help build; PROTOCOL.md §4). */
-  | { t: 'want'; id: number; path: string; whole?: boolean }
+  /** `probe`: answer with a `probe` (a few content keys) instead of the chunk list, which
+   *  is asked for only if a key is found here (a file at a new path: PROTOCOL.md §4.6);
+   *  `digest`: with the file's SHA-256 (a file of its size exists here: it may be a copy). */
+  | { t: 'want'; id: number; path: string; whole?: boolean; probe?: boolean; digest?: boolean }
+  /** sender→receiver: the probe asked for: `keys` are 4-byte prefixes of chosen chunk
+   *  fingerprints (probeKeys), `size` the file's size, `digest` when asked. */
+  | { t: 'probe'; id: number; size: number; keys: Uint8Array; digest?: FileDigest }
+  /** receiver→sender: a probe found something here; send the chunk list after all. */
+  | { t: 'chunksWant'; id: number }
   /** sender→receiver: the file's chunks, contiguous and in order. A list longer than
    *  `LIMITS.maxChunksPerMessage` is split over several messages, all but the last with `more`.
    *  `size` (every piece) is the size of the file the list describes, `digest` (the last

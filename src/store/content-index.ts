@@ -60,9 +60,42 @@ export class ContentIndex {
     return this.fps.getValues(key)
   }
 
+  /**
+   * Ids of the files holding a sampled fingerprint that starts with `prefix` (a probe key: a
+   * few bytes of a fingerprint; keys are sorted, so it is one short range). Fingerprints held
+   * by more than MAX_POSTINGS files are skipped, as in idsWithFingerprint.
+   */
+  idsWithFingerprintPrefix(prefix: Uint8Array): Set<number> {
+    const n = Math.min(prefix.length, FINGERPRINT_BYTES)
+    const start = Buffer.alloc(FINGERPRINT_BYTES)
+    start.set(prefix.subarray(0, n))
+    const end = afterPrefix(start, n)
+    const ids = new Set<number>()
+    for (const key of this.fps.getKeys(end === undefined ? { start } : { start, end })) {
+      if (this.fps.getValuesCount(key) > MAX_POSTINGS) continue
+      for (const id of this.fps.getValues(key)) ids.add(id)
+    }
+    return ids
+  }
+
   /** Empties both databases (after a chunk-params change). Call inside a write transaction. */
   clear(): void {
     this.fps.clearSync()
     this.digests.clearSync()
   }
+}
+
+/** The first key after every key starting with `key`'s first `n` bytes (those bytes as a
+ *  big-endian number plus one, the rest zero); undefined when they are all 0xff. */
+function afterPrefix(key: Buffer, n: number): Buffer | undefined {
+  const end = Buffer.alloc(key.length)
+  key.copy(end, 0, 0, n)
+  for (let i = n - 1; i >= 0; i--) {
+    if (end[i] !== 0xff) {
+      end[i]! += 1
+      return end
+    }
+    end[i] = 0
+  }
+  return undefined
 }

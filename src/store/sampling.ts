@@ -61,6 +61,26 @@ export function sampleFingerprints(chunks: readonly Chunk[]): Fingerprint[] {
 }
 
 /**
+ * A few fingerprints of a chunk list that the content index holds for any file sharing their
+ * chunk: those passing the modulus rule, the `count` smallest by their last 8 bytes (a bottom-k
+ * sample, so two files sharing much content pick many of the same); when fewer pass, the file's
+ * smallest ones fill up (indexed too, but found only when they are also the other file's
+ * smallest). What a receiver looks up before asking for a new file's chunk list (PROTOCOL.md
+ * §4.6): a file sharing half its chunks with one here shares none of 8 such keys with
+ * probability 1/256, and a seed must share about half to be used (the 50% rule).
+ */
+export function probeFingerprints(chunks: readonly Chunk[], count: number): Fingerprint[] {
+  const byMinKey = (a: Fingerprint, b: Fingerprint): number => (minKey(a) < minKey(b) ? -1 : minKey(a) > minKey(b) ? 1 : 0)
+  const all = [...new Set(chunks.map((c) => c.fp))].sort(byMinKey)
+  const chosen = all.filter(passesSample).slice(0, count)
+  for (const fp of all) {
+    if (chosen.length >= count) break
+    if (!chosen.includes(fp)) chosen.push(fp)
+  }
+  return chosen
+}
+
+/**
  * The chunks of a list whose fingerprints `sampleFingerprints` picks, in order (offsets kept):
  * what sync sends of a large file's chunk list. Seed choice, similarity and the content index
  * only ever need the sampled fingerprints, so for a 30 MiB file this is ~10 KiB instead of

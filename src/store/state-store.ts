@@ -242,6 +242,19 @@ export class Store {
     return rankCandidates(chunks, source, opts)
   }
 
+  /** Paths (current records) holding a sampled fingerprint that starts with one of `prefixes`
+   *  (a probe's keys, PROTOCOL.md §4.6). Unordered. */
+  filesWithFingerprintPrefix(prefixes: readonly Uint8Array[]): Set<string> {
+    const paths = new Set<string>()
+    for (const prefix of prefixes) {
+      for (const id of this.#index.idsWithFingerprintPrefix(prefix)) {
+        const p = this.#paths.get(id)
+        if (p !== undefined) paths.add(p)
+      }
+    }
+    return paths
+  }
+
   /** What this root last synced with each peer replica (two-way sync), and its own replica id. */
   pairBases(): PairBases {
     return (this.#pairBases ??= new PairBases(this.#env))

@@ -11,7 +11,7 @@ import {
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
-import { Fifo, MAX_SHOWN_CANDIDATES, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream } from '../similarity/index.js'
 import { sameMtime, sampleChunks, type FileRecord, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
@@ -153,6 +153,11 @@ interface Transfer {
   matches?: Mailbox<Uint8Array>
   /** asked for whole, with no chunk list (#wantWhole) */
   whole?: boolean
+  /** asked for a probe first (a new path: #probed); then whether it came, and whether the
+   *  chunk list was asked for after it */
+  probe?: boolean
+  probeAnswered?: boolean
+  listAsked?: boolean
   /** some of its `data` has come */
   dataSeen?: boolean
 }
@@ -299,6 +304,8 @@ class Receiver {
         return
       case 'chunks':
         return this.#chunkPiece(msg)
+      case 'probe':
+        return this.#probed(msg)
       case 'data': {
         const t = this.#streaming(msg.id)
         if (t !== undefined) t.dataSeen = true
@@ -331,6 +338,7 @@ class Receiver {
    *  (BAD_MESSAGE past it) and by the session's memory budget (cut short past it). */
   async #chunkPiece(msg: Extract<Message, { t: 'chunks' }>): Promise<void> {
     const t = this.#transfer(msg.id)
+    if (t.probeAnswered === true && t.listAsked !== true) throw new DsyncError('BAD_MESSAGE', `chunk list for file id ${msg.id} after its probe, not asked for`)
     if ((t.queue !== undefined && t.whole !== true) || t.digest !== undefined) throw new DsyncError('BAD_MESSAGE', `chunk list for file id ${msg.id} after its list was complete`)
     if (t.size !== undefined && t.size !== msg.size) throw new DsyncError('BAD_MESSAGE', `chunk list of ${t.entry.path}: pieces disagree on the file's size`)
     t.size = msg.size
@@ -478,8 +486,59 @@ class Receiver {
     }
     const t = this.#newTransfer(e, cur, 1)
     if (e.digest !== undefined && (await this.#resolveLocally(t, e.digest))) return
-    if (cur === undefined && e.digest === undefined && this.#wantWhole(e)) t.whole = true
+    if (cur === undefined && e.digest === undefined) {
+      if (this.#wantWhole(e)) t.whole = true
+      else t.probe = true
+    }
     this.#enqueue(t)
+  }
+
+  /**
+   * A probe (PROTOCOL.md §4.6): a few content keys of a file at a new path, and its digest when
+   * a file of its size is here. A copy is made locally; a key found in the content index asks
+   * for the chunk list after all (the file is then decided as any other); otherwise nothing here
+   * can be its seed, and it comes whole. A new 1 MiB file cost a 2.5 KB chunk list before.
+   */
+  #probed(msg: Extract<Message, { t: 'probe' }>): void {
+    const t = this.#transfer(msg.id)
+    if (t.probe !== true || t.probeAnswered === true || t.listed > 0) throw new DsyncError('BAD_MESSAGE', `probe for file id ${msg.id}, which was not asked for one`)
+    t.probeAnswered = true
+    t.size = msg.size
+    this.#inFetchSlot(async () => {
+      let found: boolean
+      try {
+        if (msg.digest !== undefined && (await this.#resolveLocally(t, msg.digest))) return this.#settle(t)
+        found = this.#probeFinds(msg.keys)
+        if (!found) {
+          // The index as it stands first; the rest of the tree is read only when it finds nothing.
+          await this.#files.indexAll()
+          found = this.#probeFinds(msg.keys)
+        }
+      } catch (err) {
+        this.#fail(t.entry.path, asFileError(err, t.entry.path, 'settle it'), t.id)
+        return this.#settle(t)
+      }
+      if (found) {
+        t.listAsked = true
+        t.size = undefined // the list says the size of the file it describes (it may have changed)
+        return this.#out.post({ t: 'chunksWant', id: t.id })
+      }
+      if (msg.digest !== undefined) t.digest = msg.digest
+      const event: FileEvent = { path: t.entry.path, action: 'new', size: msg.size }
+      if (this.d.options.dryRun) {
+        this.#event(event, t.id)
+        return this.#settle(t)
+      }
+      return this.#fetch(t, null, event)
+    })
+  }
+
+  /** True when a probe key starts a fingerprint that a current file here holds. */
+  #probeFinds(keys: Uint8Array): boolean {
+    const prefixes: Uint8Array[] = []
+    for (let o = 0; o < keys.length; o += PROBE_KEY_BYTES) prefixes.push(keys.subarray(o, o + PROBE_KEY_BYTES))
+    for (const path of this.d.store.filesWithFingerprintPrefix(prefixes)) if (this.#files.known(path) !== undefined) return true
+    return false
   }
 
   /**
@@ -510,7 +569,12 @@ class Receiver {
       const t = this.#waiting.shift()!
       t.wanted = true
       this.#wanted++
-      this.#out.post({ t: 'want', id: t.id, path: t.entry.path, ...(t.whole === true && { whole: true }) })
+      this.#out.post({
+        t: 'want', id: t.id, path: t.entry.path,
+        ...(t.whole === true && { whole: true }),
+        // The digest only when a file of its size is here (a copy): 32 bytes a new file otherwise.
+        ...(t.probe === true && { probe: true, ...(this.#files.hasFileOfSize(t.entry.size) && { digest: true }) }),
+      })
       if (t.whole === true) this.#fetchWholeInTask(t)
     }
   }
@@ -826,13 +890,17 @@ class Receiver {
       // the signature). Keeping the sample spared the receiver 0.4 of its ~1.5 CPU s a new
       // 256 MiB file cost it (chunking and fingerprinting every byte again).
       const keepsSample = t.sampled === true && t.listed === t.chunks.length
-      tee = t.partialList && !keepsSample ? new ByteQueue(signal) : undefined
+      // A file asked for whole, or sent whole after its probe, came with no list. A small one
+      // is chunked in memory from the bytes written (a streaming chunker per file cost 8 of
+      // the receiver's 44 CPU s on 20,000 such files); a large one as it is written, so its
+      // next change reads nothing more (one that grew on the sender past WHOLE_KEPT_BYTES
+      // after it was listed is read when first needed as a seed).
+      const noList = t.whole === true || (t.probeAnswered === true && t.listAsked !== true)
+      const inMemory = noList && (t.size ?? t.entry.size) <= WHOLE_KEPT_BYTES
+      tee = (t.partialList && !keepsSample) || (noList && !inMemory) ? new ByteQueue(signal) : undefined
       const chunking = tee === undefined ? undefined : chunkList(tee, this.#cutter(), { signal })
       chunking?.catch(() => undefined) // awaited below; a failed write ends it first
-      // A file asked for whole came with no list: it is small, and chunked in memory from the
-      // bytes written (a streaming chunker per file cost 8 of the receiver's 44 CPU s on 20,000
-      // such files). One that grew on the sender past WHOLE_KEPT_BYTES is read when needed.
-      const written: Uint8Array[] | undefined = t.whole === true ? [] : undefined
+      const written: Uint8Array[] | undefined = inMemory ? [] : undefined
       let writtenBytes = 0
       let onWrite: ((b: Uint8Array) => Promise<void> | void) | undefined
       if (tee !== undefined) {
@@ -851,7 +919,7 @@ class Receiver {
         noFollow: true,
         // A file asked for whole has no list, so no digest yet; it must still be the size it was
         // listed with, or a peer could stream without end (one that grew since asks again).
-        expect: t.digest !== undefined ? { size: t.size!, digest: t.digest } : { size: t.entry.size },
+        expect: t.digest !== undefined ? { size: t.size!, digest: t.digest } : { size: t.size ?? t.entry.size },
         sizeHint: t.size ?? t.entry.size,
         ...(onWrite !== undefined && { onWrite }),
       })

@@ -6,8 +6,9 @@ import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
 import { fsError, openFileSource, openSeedReader, readSmallRegularSync, resolveInside } from '../fs/index.js'
 import { join } from 'node:path'
-import { LIMITS, type Channel, type FileEntry, type Message } from '../net/index.js'
-import { sampleChunks, type FileRecord } from '../store/index.js'
+import { LIMITS, PROBE_KEY_BYTES, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
+import { FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
 import { encodeSketch, sketchStream } from '../similarity/index.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
@@ -41,6 +42,16 @@ const LIST_BATCH = 1000
  * chunks as they are instead of chunking the file it wrote again.
  */
 const SAMPLE_ABOVE_CHUNKS = 256
+
+/**
+ * Keys in a probe (PROTOCOL.md §4.6): 8 × 4 bytes. A file sharing half its chunks with a file of
+ * the receiver misses all 8 with probability 1/256; one sharing a quarter (no seed by the 50%
+ * rule anyway) with 1/10.
+ */
+const PROBE_KEYS = 8
+/** A list of at most this many chunks (≤ 16 × 20 bytes) goes instead of a probe asked for: it
+ *  costs about as much, and saves the receiver a round trip if it finds a seed. */
+const PROBE_ABOVE_CHUNKS = 16
 
 /** `want`s answered at once (each may be reading its file); more wait in the socket. */
 const MAX_ANSWERING = 64
@@ -281,13 +292,33 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
 
   const answerWant = async (msg: Extract<Message, { t: 'want' }>): Promise<void> => {
     const rec = await recordFor(msg.path)
-    if (rec === undefined) {
-      // Gone or unreadable now: an empty list with no digest tells the receiver to give up.
-      out.post({ t: 'chunks', id: msg.id, size: 0, chunks: [] })
+    if (rec !== undefined) {
+      paths.set(msg.id, msg.path)
+      listedDigest.set(msg.id, rec.digest)
+    }
+    if (rec !== undefined && msg.probe === true && rec.chunks.length > PROBE_ABOVE_CHUNKS) {
+      // A file at a new path (§4.6): a few keys for the receiver to look up instead of a list
+      // nobody may use (a new 1 MiB file's list is 2.5 KB; a probe ~60 bytes).
+      probed.add(msg.id)
+      const fps = probeFingerprints(rec.chunks, PROBE_KEYS)
+      const full = new Uint8Array(FINGERPRINT_BYTES)
+      const keys = new Uint8Array(fps.length * PROBE_KEY_BYTES)
+      fps.forEach((fp, i) => {
+        fingerprintToBytes(fp, full)
+        keys.set(full.subarray(0, PROBE_KEY_BYTES), i * PROBE_KEY_BYTES)
+      })
+      out.post({ t: 'probe', id: msg.id, size: rec.size, keys, ...(msg.digest === true && { digest: rec.digest }) })
       return
     }
-    paths.set(msg.id, msg.path)
-    listedDigest.set(msg.id, rec.digest)
+    postList(msg.id, rec)
+  }
+  /** A file's chunk list, in as many `chunks` messages as it takes; for a file gone or
+   *  unreadable now, an empty list with no digest, which tells the receiver to give up. */
+  const postList = (id: number, rec: FileRecord | undefined): void => {
+    if (rec === undefined) {
+      out.post({ t: 'chunks', id, size: 0, chunks: [] })
+      return
+    }
     // A record that is itself a sample (a large file this side received) goes as it is.
     const sampled = rec.sampled === true || rec.chunks.length > SAMPLE_ABOVE_CHUNKS
     const list = sampled && rec.sampled !== true ? sampleChunks(rec.chunks) : rec.chunks
@@ -296,7 +327,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       const end = i + LIMITS.maxChunksPerMessage
       out.post({
         t: 'chunks',
-        id: msg.id,
+        id,
         size: rec.size,
         chunks: list.slice(i, end),
         ...(sampled && { sampled: true }),
@@ -322,6 +353,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
 
   /** ids whose sketch was asked for */
   const sketched = new Set<number>()
+  /** ids answered with a probe whose chunk list was not asked for since */
+  const probed = new Set<number>()
   /** wants being answered, and the message loop waiting for one to end (it alone waits) */
   let answering = 0
   let onAnswered: (() => void) | undefined
@@ -347,6 +380,11 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
           onAnswered?.()
           onAnswered = undefined
         })
+      } else if (msg.t === 'chunksWant') {
+        const path = paths.get(msg.id)
+        // Once, after a probe: a flood of asks would each read a record.
+        if (path === undefined || !probed.delete(msg.id)) throw new DsyncError('BAD_MESSAGE', `chunk list asked for file id ${msg.id}, which was not answered with a probe (or was asked already)`)
+        scope.spawn(async () => postList(msg.id, await files.record(path)))
       } else if (msg.t === 'sketchWant') {
         const path = paths.get(msg.id)
         if (path === undefined) throw new DsyncError('BAD_MESSAGE', `sketch asked for file id ${msg.id}, whose chunk list was never sent`)

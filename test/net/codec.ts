@@ -54,6 +54,10 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('files' as const), entries: fc.array(entry, { maxLength: 20 }) }),
   fc.constant({ t: 'filesEnd' as const }),
   fc.record({ t: fc.constant('want' as const), id: u32, path: relPath }),
+  fc.record({ t: fc.constant('want' as const), id: u32, path: relPath, probe: fc.constant(true as const), digest: fc.constant(true as const) }, { requiredKeys: ['t', 'id', 'path', 'probe'] }),
+  fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.integer({ min: 0, max: 64 }).chain((n) => fc.uint8Array({ minLength: 4 * n, maxLength: 4 * n })) }),
+  fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.uint8Array({ minLength: 8, maxLength: 8 }), digest }),
+  fc.record({ t: fc.constant('chunksWant' as const), id: u32 }),
   fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList }).map((m) => ({ ...m, size: listEnd(m.chunks) })),
   fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList, more: fc.constant(true) }).map((m) => ({ ...m, size: listEnd(m.chunks) + 7 })),
   fc.record({ t: fc.constant('notice' as const), message: text }),
@@ -95,7 +99,7 @@ t.test('decode(encode(m)) equals m for every message type', async (t) => {
     }),
     { numRuns: 600, seed: 4 },
   )
-  t.equal(seen.size, 14, 'every message type was generated')
+  t.equal(seen.size, 16, 'every message type was generated')
 })
 
 t.test('random bytes decode to BAD_MESSAGE, never another error', async (t) => {
@@ -155,6 +159,11 @@ t.test('malformed fields and frames are refused with a message naming the field'
   t.throws(() => decode(bad({ t: 'want', id: -1, path: 'a' })), { message: /want.*id/ })
   t.throws(() => decode(bad({ t: 'want', id: 1.5, path: 'a' })), { message: /id/ })
   t.throws(() => decode(bad({ t: 'data', id: 1, bytes: 'text' })), { message: /bytes must be binary/ })
+  t.throws(() => decode(bad({ t: 'probe', id: 1, size: 10, keys: new Uint8Array(6) })), { code: 'BAD_MESSAGE', message: /keys.*4-byte/ })
+  t.throws(() => decode(bad({ t: 'probe', id: 1, size: 10, keys: new Uint8Array(65 * 4) })), { code: 'BAD_MESSAGE', message: /keys/ })
+  t.throws(() => decode(bad({ t: 'probe', id: 1, size: -1, keys: new Uint8Array(4) })), { code: 'BAD_MESSAGE', message: /size/ })
+  t.throws(() => decode(bad({ t: 'probe', id: 1, size: 1, keys: new Uint8Array(4), digest: new Uint8Array(31) })), { code: 'BAD_MESSAGE', message: /digest/ })
+  t.throws(() => encode({ t: 'probe', id: 1, size: 1, keys: new Uint8Array(5) }), { code: 'INTERNAL' })
   t.throws(() => decode(bad({ t: 'plan', id: 1, method: 'delta', seed: null, similarity: 2, signature: null })), { message: /similarity/ })
   t.throws(() => decode(bad({ t: 'hello', versions: [1], server: 's', challenge: new Uint8Array(5) })), { message: /challenge must be 32 bytes/ })
   t.throws(() => decode(bad({ t: 'done', summary: { 'bad key!': 1 } })), { message: /counter name/ })

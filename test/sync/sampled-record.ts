@@ -18,7 +18,9 @@ function overwritten(bytes: Uint8Array, at: readonly number[], seed: number): Bu
 t.test('a large file received keeps the sample it came with as its record, and seeds the next delta both ways', async (t) => {
   const v1 = randomBytes(1, 6 * 1024 * 1024) // ~700 chunks: its list goes as a sample
   const home = await tempTree(t, { 'big.bin': v1 })
-  const work = await tempTree(t)
+  // The server has another file at that path: a new path would be probed (PROTOCOL.md §4.6)
+  // and, with no seed here, sent whole without a list.
+  const work = await tempTree(t, { 'big.bin': randomBytes(99, 1000) })
   const server = await startServer(t, work)
   await push(home, server.url, clientOpts())
   // A second machine with the same v1, synced once (nothing moves: the same content).

@@ -1,0 +1,188 @@
+/**
+ * Probes for files at new paths (PROTOCOL.md §4.6): a few content keys instead of a chunk list,
+ * the list only when a key is found here, the digest only when a file of the size is here.
+ */
+import t, { type Test } from 'tap'
+import { readFile, utimes } from 'node:fs/promises'
+import { join } from 'node:path'
+import { chunkBytes, cutterFor } from '../../src/chunk/index.js'
+import { EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
+import { digestBytes } from '../../src/hash/index.js'
+import { memoryChannelPair, wrapChannel, type Channel, type Message, type MessageTag } from '../../src/net/index.js'
+import { probeFingerprints, sampleFingerprints, Store } from '../../src/store/index.js'
+import { runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
+import { within } from '../support/hostile.js'
+import { randomBytes } from '../support/random.js'
+import { tempTree } from '../support/temp.js'
+
+const PAST = (Date.now() - 3_600_000) / 1000
+
+async function openStore(t: Test, root: string): Promise<Store> {
+  const store = await Store.open(root, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  return store
+}
+
+/** Both roles in one process, home → work; every message type counted by direction, and the
+ *  paths each `want` asked with a probe. */
+async function pushOnce(t: Test, home: string, work: string): Promise<{ report: SyncReport; sent: Map<MessageTag, number>; back: Map<MessageTag, number>; probed: string[] }> {
+  const [a, b] = memoryChannelPair()
+  const sent = new Map<MessageTag, number>()
+  const back = new Map<MessageTag, number>()
+  const probed: string[] = []
+  const count = (m: Map<MessageTag, number>, msg: Message) => m.set(msg.t, (m.get(msg.t) ?? 0) + 1)
+  const tapped = wrapChannel(a, {
+    send: (msg) => (count(sent, msg), a.send(msg)),
+    messages: async function* () {
+      for await (const m of a.messages()) {
+        count(back, m)
+        if (m.t === 'want' && m.probe === true) probed.push(m.path)
+        yield m
+      }
+    },
+  })
+  const report = new SyncReport()
+  const signal = new AbortController().signal
+  await within(20_000, 'a push', Promise.all([
+    runSender(tapped, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal }).then(() => a.close()),
+    runReceiver(b, { root: work, store: await openStore(t, work), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal, now: () => new Date() }),
+  ]))
+  return { report, sent, back, probed }
+}
+
+t.test('a new file nothing here resembles goes whole after a probe: no chunk list, and its record is made as it is written', async (t) => {
+  const big = randomBytes(1, 3_000_000)
+  const small = randomBytes(2, 300_000)
+  const home = await tempTree(t, { 'big.bin': big, 'small.bin': small, 'old.bin': randomBytes(3, 100_000) })
+  const work = await tempTree(t, { 'old.bin': randomBytes(4, 100_000) })
+  await utimes(join(work, 'old.bin'), PAST, PAST) // same size, older: changed
+  const { report, sent, back, probed } = await pushOnce(t, home, work)
+  t.same(probed.sort(), ['big.bin', 'small.bin'], 'new paths are probed; the path that exists is not')
+  t.equal(sent.get('probe'), 2)
+  t.equal(sent.get('chunks'), 1, 'only old.bin, whose seed is known, sends its list')
+  t.notOk(back.has('chunksWant'), 'no key found: no list asked for')
+  t.match(report.events.find((e) => e.path === 'big.bin'), { action: 'new' })
+  t.ok((await readFile(join(work, 'big.bin'))).equals(big))
+  t.ok((await readFile(join(work, 'small.bin'))).equals(small))
+  const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  const cut = cutterFor(SYNC_CHUNK_PARAMS)
+  t.same(store.get('big.bin')?.chunks, chunkBytes(big, cut), 'the large one chunked as written')
+  t.same(store.get('small.bin')?.chunks, chunkBytes(small, cut), 'the small one chunked in memory')
+  await store.close()
+})
+
+t.test('a new file made mostly of one here: a key is found, the list follows, and it comes as a delta from that file', async (t) => {
+  const base = randomBytes(5, 2_000_000)
+  const edited = Buffer.concat([base.subarray(0, 1_000_000), randomBytes(6, 5000), base.subarray(1_000_000)])
+  const home = await tempTree(t, { 'a.bin': base, 'moved/b.bin': edited })
+  const work = await tempTree(t, { 'a.bin': base })
+  await utimes(join(home, 'a.bin'), PAST, PAST)
+  await utimes(join(work, 'a.bin'), PAST, PAST)
+  const { report, sent, back, probed } = await pushOnce(t, home, work)
+  t.same(probed, ['moved/b.bin'])
+  t.equal(back.get('chunksWant'), 1, 'the list asked for after the probe')
+  t.equal(sent.get('chunks'), 1)
+  t.match(report.events.find((e) => e.path === 'moved/b.bin'), { action: 'delta', seed: 'a.bin' })
+  t.ok((await readFile(join(work, 'moved/b.bin'))).equals(edited))
+})
+
+t.test('a copy at a new path: the probe carries the digest (a file of its size is here), and the copy is made here', async (t) => {
+  const content = randomBytes(7, 500_000)
+  const home = await tempTree(t, { 'a.bin': content, 'copy.bin': content })
+  const work = await tempTree(t, { 'a.bin': content })
+  await utimes(join(home, 'a.bin'), PAST, PAST)
+  await utimes(join(work, 'a.bin'), PAST, PAST)
+  const { report, sent, back } = await pushOnce(t, home, work)
+  t.equal(back.get('want'), 1)
+  t.equal(sent.get('probe'), 1)
+  t.notOk(sent.has('chunks'), 'no list')
+  t.notOk(sent.has('data'), 'no data')
+  t.match(report.events.find((e) => e.path === 'copy.bin'), { action: 'copy', seed: 'a.bin' })
+  t.ok((await readFile(join(work, 'copy.bin'))).equals(content))
+})
+
+/** The receiver role on `root`, and a scripted sender's end of its channel. */
+async function receiverOn(t: Test, root: string): Promise<{ peer: Channel; done: Promise<void>; report: SyncReport }> {
+  const [mine, peer] = memoryChannelPair()
+  const report = new SyncReport()
+  const done = runReceiver(mine, { root, store: await openStore(t, root), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal: new AbortController().signal, now: () => new Date() })
+  done.catch(() => undefined)
+  return { peer, done, report }
+}
+
+const entry = (path: string, size: number) => ({ path, kind: 'file' as const, size, mtimeMs: PAST * 1000, mode: 0o644 })
+
+async function wholeDelta(bytes: Uint8Array): Promise<Uint8Array> {
+  const parts: Uint8Array[] = []
+  for await (const b of encodeDelta(EMPTY_SIGNATURE, [bytes]).bytes) parts.push(b.slice())
+  return Buffer.concat(parts)
+}
+
+t.test('a sender that predates probes answers with the list, and one may send a short list instead: both are taken as any list', async (t) => {
+  const content = randomBytes(8, 400_000)
+  const root = await tempTree(t)
+  const { peer, done, report } = await receiverOn(t, root)
+  await peer.send({ t: 'files', entries: [entry('n.bin', content.length)] })
+  await peer.send({ t: 'filesEnd' })
+  for await (const m of peer.messages()) {
+    if (m.t === 'want') {
+      t.equal(m.probe, true, 'asked for a probe')
+      await peer.send({ t: 'chunks', id: m.id, size: content.length, chunks: chunkBytes(content, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(content) })
+    } else if (m.t === 'plan') {
+      t.equal(m.method, 'whole')
+      await peer.send({ t: 'data', id: m.id, bytes: await wholeDelta(content) })
+      await peer.send({ t: 'dataEnd', id: m.id })
+    } else if (m.t === 'done') break
+  }
+  peer.close()
+  await done
+  t.match(report.events.find((e) => e.path === 'n.bin'), { action: 'new' })
+  t.ok((await readFile(join(root, 'n.bin'))).equals(content))
+})
+
+t.test('a hostile sender: a probe not asked for, a second probe, or a list after a probe not asked for end the session (BAD_MESSAGE)', async (t) => {
+  const content = randomBytes(9, 400_000)
+  const keys = new Uint8Array(8)
+  for (const kase of ['unasked', 'twice', 'list'] as const) {
+    // 'unasked': the path exists here, so the want asks for the list, not a probe.
+    const root = await tempTree(t, kase === 'unasked' ? { 'n.bin': randomBytes(10, 1000) } : {})
+    const { peer, done } = await receiverOn(t, root)
+    await peer.send({ t: 'files', entries: [entry('n.bin', content.length)] })
+    await peer.send({ t: 'filesEnd' })
+    for await (const m of peer.messages()) {
+      if (m.t !== 'want') continue
+      await peer.send({ t: 'probe', id: m.id, size: content.length, keys })
+      if (kase === 'twice') await peer.send({ t: 'probe', id: m.id, size: content.length, keys })
+      if (kase === 'list') await peer.send({ t: 'chunks', id: m.id, size: content.length, chunks: chunkBytes(content, cutterFor(SYNC_CHUNK_PARAMS)), digest: digestBytes(content) })
+      break
+    }
+    const why = { unasked: /probe for file id 1, which was not asked for one/, twice: /probe for file id 1, which was not asked/, list: /chunk list for file id 1 after its probe, not asked for/ }[kase]
+    await t.rejects(within(10_000, kase, done), { code: 'BAD_MESSAGE', message: why }, kase)
+  }
+})
+
+t.test('a hostile receiver: a list asked for a file never probed, or asked twice, ends the session (BAD_MESSAGE)', async (t) => {
+  const big = randomBytes(11, 1_000_000)
+  for (const kase of ['never probed', 'twice'] as const) {
+    const home = await tempTree(t, { 'big.bin': big })
+    const [mine, peer] = memoryChannelPair()
+    const sending = runSender(mine, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
+    sending.catch(() => undefined)
+    for await (const m of peer.messages()) {
+      if (m.t === 'filesEnd') await peer.send({ t: 'want', id: 1, path: 'big.bin', probe: kase === 'twice' })
+      if (m.t === 'chunks' || m.t === 'probe') {
+        if (m.t === 'probe') {
+          t.equal(m.keys.length, 8 * 4, '8 keys of 4 bytes')
+          t.notOk(m.digest, 'no digest unless asked')
+          const picked = probeFingerprints(chunkBytes(big, cutterFor(SYNC_CHUNK_PARAMS)), 8)
+          t.same(Buffer.from(m.keys).toString('hex'), picked.map((fp) => fp.slice(0, 8)).join(''), 'the keys are the probe fingerprints\' prefixes')
+          t.ok(picked.every((fp) => sampleFingerprints(chunkBytes(big, cutterFor(SYNC_CHUNK_PARAMS))).includes(fp)))
+        }
+        break
+      }
+    }
+    await peer.send({ t: 'chunksWant', id: 1 })
+    if (kase === 'twice') await peer.send({ t: 'chunksWant', id: 1 })
+    await t.rejects(within(10_000, kase, sending), { code: 'BAD_MESSAGE', message: /chunk list asked for file id 1, which was not answered with a probe/ }, kase)
+  }
+})

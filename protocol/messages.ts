@@ -153,7 +153,7 @@ export type WireMessage =
   /** (version 2, sender→receiver) a match list (protocol/DELTA.md "Refinement") */
   | { t: 'matches'; id: number; list: Uint8Array }
   /** (version 2, receiver→sender) a refinement signature, or nil: no more rounds, send the delta */
-  | { t: 'refine'; id: number; signature: Uint8Array | null }
+  | { t: 'refine'; id: number; signature: Uint8Array | null; whole?: boolean }
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }
   /** `seed` and `similarity` (0..1) say why a file was sent as it was; `conflictCopy` names

@@ -32,3 +32,4 @@ export {
   decodeRefineSignature,
 } from './refine-signature.js'
 export { matchTarget, refineMatches, encodeMatchedDelta } from './refine.js'
+export { type MatchedSimilarity, matchedSimilarity } from './match-similarity.js'

@@ -142,8 +142,11 @@ const CODECS: CodecTable = {
     fromWire: (f) => ({ t: 'matches', id: f.int('id', 0, U32_MAX), list: f.bytes('list', { max: LIMITS.maxSignatureBytes }) }),
   },
   refine: {
-    toWire: (m) => ({ t: 'refine', id: m.id, signature: m.signature }),
-    fromWire: (f) => ({ t: 'refine', id: f.int('id', 0, U32_MAX), signature: f.raw('signature') === null ? null : f.bytes('signature', { max: LIMITS.maxSignatureBytes }) }),
+    toWire: (m) => ({ t: 'refine', id: m.id, signature: m.signature, ...(m.whole === true && { whole: true }) }),
+    fromWire: (f) => ({
+      t: 'refine', id: f.int('id', 0, U32_MAX), signature: f.raw('signature') === null ? null : f.bytes('signature', { max: LIMITS.maxSignatureBytes }),
+      ...(f.has('whole') && f.bool('whole') && { whole: true }),
+    }),
   },
   data: {
     toWire: (m) => {

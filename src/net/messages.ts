@@ -68,7 +68,9 @@ export type Message =
   /** sender→receiver (version 2): the matches a round found, encoded (encodeMatches) */
   | { t: 'matches'; id: number; list: Uint8Array }
   /** receiver→sender (version 2): a refinement signature (encodeRefineSignature), or null: send the delta */
-  | { t: 'refine'; id: number; signature: Uint8Array | null }
+  /** `whole` with a null signature: the rounds measured the file below the threshold; send
+   *  it as literals only (PROTOCOL.md §4.3) */
+  | { t: 'refine'; id: number; signature: Uint8Array | null; whole?: boolean }
   /** sender→receiver: delta stream bytes, at most `LIMITS.maxDataBytes` each. */
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }

@@ -203,7 +203,12 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // A list too long for one message goes empty (DELTA.md): the receiver then stops.
         await channel.send({ t: 'matches', id, list: encodeMatches(list.matches.length > MAX_MATCHES ? { ...list, matches: [] } : list) })
         const r = await rounds.next()
-        if (r.signature === null) break
+        if (r.signature === null) {
+          // Measured below the threshold by the rounds (PROTOCOL.md §4.3): literals only, as a
+          // whole file goes.
+          if (r.whole === true) list = { ...list, matches: [] }
+          break
+        }
         let theirs
         try {
           theirs = decodeRefineSignature(r.signature, list)

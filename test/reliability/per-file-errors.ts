@@ -64,7 +64,7 @@ t.test('a file that vanishes between the scan and the send: an error for it, the
   const work = await tempTree(t)
   const server = await startServer(t, work)
   const channel = await hostileClient(server.url)
-  // The sender's channel, with a hook: once it has sent gone.bin's chunk list (its scan is
+  // The sender's channel, with a hook: once it has answered gone.bin's want (its scan is
   // long done), the file is deleted; the plan that follows makes the sender open it.
   let goneId = -1
   const hooked = {
@@ -74,7 +74,8 @@ t.test('a file that vanishes between the scan and the send: an error for it, the
     messages: () => channel.messages(),
     async send(m: Parameters<typeof channel.send>[0]) {
       await channel.send(m)
-      if (m.t === 'chunks' && m.id === goneId && m.more !== true) await unlink(join(home, 'gone.bin'))
+      // (A new path: its answer is a probe, PROTOCOL.md §4.6.)
+      if (((m.t === 'chunks' && m.more !== true) || m.t === 'probe') && m.id === goneId) await unlink(join(home, 'gone.bin'))
     },
   }
   const seen = channel.messages.bind(channel)

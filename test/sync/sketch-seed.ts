@@ -13,7 +13,7 @@ function sourceLines(): string[] {
   return Array.from({ length: 2500 }, (_, i) => `  const v${i} = compute(${Math.floor(rnd() * 1e6)}, "${Math.floor(rnd() * 1e9).toString(36)}") // line ${i}`)
 }
 
-t.test('a file with edits scattered over most of its chunks is measured by sketch and goes as a delta', async (t) => {
+t.test('a file with edits scattered over most of its chunks is measured on the bytes and goes as a delta (by its matches; by sketch in a dry run)', async (t) => {
   const lines = sourceLines()
   const home = await tempTree(t, { 'src.ts': lines.join('\n') })
   const work = await tempTree(t)
@@ -22,27 +22,40 @@ t.test('a file with edits scattered over most of its chunks is measured by sketc
   // 12 one-line edits, one every ~11 KB: nearly every 8 KiB chunk changes, 99% of the bytes stay.
   for (let i = 100; i < 2500; i += 200) lines[i] += ' // edited'
   await writeFile(join(home, 'src.ts'), lines.join('\n'))
+  // A dry run exchanges no data: the sketches measure it.
+  const dry = await push(home, server.url, clientOpts({ dryRun: true }))
+  const d = dry.events.find((x) => x.path === 'src.ts')
+  t.match(d, { action: 'delta', seed: 'src.ts', message: /measured by sketch/ }, 'dry run: a delta, decided by the sketch')
+  t.ok(d!.similarity! > 0.95, `the sketch sees the truth (~0.99): ${d!.similarity}`)
   const r = await push(home, server.url, clientOpts())
   const e = r.events.find((x) => x.path === 'src.ts')
-  t.match(e, { action: 'delta', seed: 'src.ts', message: /measured by sketch/ }, 'a delta from its earlier version, decided by the sketch')
-  t.ok(e!.similarity! > 0.95, `the sketch sees the truth (~0.99): ${e!.similarity}`)
+  t.match(e, { action: 'delta', seed: 'src.ts', message: 'measured by matching' }, 'a delta from its earlier version, decided by what its refinement rounds matched')
+  t.ok(e!.similarity! > 0.95, `the matches see the truth (~0.99): ${e!.similarity}`)
   const wire = r.summary.wireBytesSent + r.summary.wireBytesReceived
-  t.ok(wire < 15_000, `${wire} bytes on the wire for 12 line edits (sent whole it was ~38 KB)`)
+  t.ok(wire < 8_000, `${wire} bytes on the wire for 12 line edits (sent whole it was ~38 KB; with a sketch ~12 KB)`)
   t.equal(await readFile(join(work, 'src.ts'), 'utf8'), lines.join('\n'), 'rebuilt exactly')
 })
 
-t.test('an unrelated rewrite stays whole: the sketch says so too', async (t) => {
+t.test('an unrelated rewrite stays whole: its matches say so, and it comes as literals only', async (t) => {
   const home = await tempTree(t, { 'data.txt': sourceLines().join('\n') })
   const work = await tempTree(t)
   const server = await startServer(t, work)
   await push(home, server.url, clientOpts())
-  await writeFile(join(home, 'data.txt'), sourceLines().map((l) => l.split('').reverse().join('')).join('\n'))
+  const rewritten = sourceLines().map((l) => l.split('').reverse().join('')).join('\n')
+  await writeFile(join(home, 'data.txt'), rewritten)
+  const dry = await push(home, server.url, clientOpts({ dryRun: true }))
+  t.match(dry.events.find((x) => x.path === 'data.txt'), { action: 'whole', message: /measured by sketch/ }, 'dry run: the sketch says whole')
   const r = await push(home, server.url, clientOpts())
-  t.match(r.events.find((x) => x.path === 'data.txt'), { action: 'whole', message: /measured by sketch/ })
+  const e = r.events.find((x) => x.path === 'data.txt')
+  t.match(e, { action: 'whole', message: 'measured by matching', copiedBytes: 0 })
+  t.ok(e!.similarity! < 0.5, `measured ${e!.similarity}`)
+  t.equal(await readFile(join(work, 'data.txt'), 'utf8'), rewritten, 'rebuilt exactly')
 })
 
 t.test('sketchWant and sketch messages round-trip; chunks carry sketchable', async (t) => {
   t.same(decode(encode({ t: 'sketchWant', id: 7 })), { t: 'sketchWant', id: 7 })
+  t.same(decode(encode({ t: 'refine', id: 7, signature: null, whole: true })), { t: 'refine', id: 7, signature: null, whole: true })
+  t.same(decode(encode({ t: 'refine', id: 7, signature: null, whole: false })), { t: 'refine', id: 7, signature: null }, 'whole: false is left out')
   t.same(decode(encode({ t: 'sketch', id: 7, sketch: null })), { t: 'sketch', id: 7, sketch: null })
   const bytes = decode(encode({ t: 'sketch', id: 7, sketch: Uint8Array.of(1, 2, 3) }))
   t.same(bytes.t === 'sketch' && [...(bytes.sketch ?? [])], [1, 2, 3])

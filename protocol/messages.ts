@@ -131,6 +131,9 @@ export type WireMessage =
   | { t: 'probe'; id: number; size: number; keys: Uint8Array; digest?: Uint8Array }
   /** (receiver→sender, §4.6) after a `probe`: send the file's chunk list after all */
   | { t: 'chunksWant'; id: number }
+  /** (receiver→sender, §4.6) after a `probe`: nothing here can seed it; send it whole now, as
+   *  for a `plan` of method `whole` */
+  | { t: 'wholeWant'; id: number }
   /** Chunk list as columns: `lengths` is u32 little-endian per chunk, `fps` 16 bytes per chunk;
    *  the first chunk starts at `base`, each next one where the previous ended. `more` is true
    *  when another `chunks` message for the same id follows. */

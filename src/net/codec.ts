@@ -118,6 +118,10 @@ const CODECS: CodecTable = {
     toWire: (m) => ({ t: 'chunksWant', id: m.id }),
     fromWire: (f) => ({ t: 'chunksWant', id: f.int('id', 0, U32_MAX) }),
   },
+  wholeWant: {
+    toWire: (m) => ({ t: 'wholeWant', id: m.id }),
+    fromWire: (f) => ({ t: 'wholeWant', id: f.int('id', 0, U32_MAX) }),
+  },
   chunks: {
     toWire: chunksToWire,
     fromWire: chunksFromWire,

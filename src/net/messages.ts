@@ -48,6 +48,8 @@ export type Message =
   | { t: 'probe'; id: number; size: number; keys: Uint8Array; digest?: FileDigest }
   /** receiver→sender: a probe found something here; send the chunk list after all. */
   | { t: 'chunksWant'; id: number }
+  /** receiver→sender: a probe found nothing here; send the file whole, as for a whole `plan`. */
+  | { t: 'wholeWant'; id: number }
   /** sender→receiver: the file's chunks, contiguous and in order. A list longer than
    *  `LIMITS.maxChunksPerMessage` is split over several messages, all but the last with `more`.
    *  `size` (every piece) is the size of the file the list describes, `digest` (the last

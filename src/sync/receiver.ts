@@ -893,7 +893,10 @@ class Receiver {
             seedAbs === null
               ? null
               : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
-          this.#out.post({ t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
+          // After a probe that found nothing, a whole plan is a `wholeWant` (19 bytes, not 54).
+          this.#out.post(seed === null && t.probeAnswered === true && t.listAsked !== true
+            ? { t: 'wholeWant', id: t.id }
+            : { t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
         }
       }
       const conflictCopy = t.conflict && t.current ? await this.#keepConflictCopy(path, abs) : undefined

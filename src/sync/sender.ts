@@ -385,11 +385,16 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
           onAnswered?.()
           onAnswered = undefined
         })
-      } else if (msg.t === 'chunksWant') {
+      } else if (msg.t === 'chunksWant' || msg.t === 'wholeWant') {
         const path = paths.get(msg.id)
-        // Once, after a probe: a flood of asks would each read a record.
-        if (path === undefined || !probed.delete(msg.id)) throw new DsyncError('BAD_MESSAGE', `chunk list asked for file id ${msg.id}, which was not answered with a probe (or was asked already)`)
-        scope.spawn(async () => postList(msg.id, await files.record(path)))
+        // Once, after a probe: a flood of asks would each read a record, or queue a send.
+        if (path === undefined || !probed.delete(msg.id)) throw new DsyncError('BAD_MESSAGE', `${msg.t} for file id ${msg.id}, which was not answered with a probe (or was asked already)`)
+        if (msg.t === 'chunksWant') {
+          scope.spawn(async () => postList(msg.id, await files.record(path)))
+        } else {
+          queuePlan({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null })
+          wake()
+        }
       } else if (msg.t === 'sketchWant') {
         const path = paths.get(msg.id)
         if (path === undefined) throw new DsyncError('BAD_MESSAGE', `sketch asked for file id ${msg.id}, whose chunk list was never sent`)

@@ -58,6 +58,7 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.integer({ min: 0, max: 64 }).chain((n) => fc.uint8Array({ minLength: 4 * n, maxLength: 4 * n })) }),
   fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.uint8Array({ minLength: 8, maxLength: 8 }), digest }),
   fc.record({ t: fc.constant('chunksWant' as const), id: u32 }),
+  fc.record({ t: fc.constant('wholeWant' as const), id: u32 }),
   fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList }).map((m) => ({ ...m, size: listEnd(m.chunks) })),
   fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList, more: fc.constant(true) }).map((m) => ({ ...m, size: listEnd(m.chunks) + 7 })),
   fc.record({ t: fc.constant('notice' as const), message: text }),
@@ -99,7 +100,7 @@ t.test('decode(encode(m)) equals m for every message type', async (t) => {
     }),
     { numRuns: 600, seed: 4 },
   )
-  t.equal(seen.size, 16, 'every message type was generated')
+  t.equal(seen.size, 17, 'every message type was generated')
 })
 
 t.test('random bytes decode to BAD_MESSAGE, never another error', async (t) => {

@@ -61,6 +61,8 @@ t.test('a new file nothing here resembles goes whole after a probe: no chunk lis
   t.equal(sent.get('probe'), 2)
   t.equal(sent.get('chunks'), 1, 'only old.bin, whose seed is known, sends its list')
   t.notOk(back.has('chunksWant'), 'no key found: no list asked for')
+  t.equal(back.get('wholeWant'), 2, 'both asked for whole')
+  t.equal(back.get('plan'), 1, 'a plan only for old.bin')
   t.match(report.events.find((e) => e.path === 'big.bin'), { action: 'new' })
   t.ok((await readFile(join(work, 'big.bin'))).equals(big))
   t.ok((await readFile(join(work, 'small.bin'))).equals(small))
@@ -161,15 +163,15 @@ t.test('a hostile sender: a probe not asked for, a second probe, or a list after
   }
 })
 
-t.test('a hostile receiver: a list asked for a file never probed, or asked twice, ends the session (BAD_MESSAGE)', async (t) => {
+t.test('a hostile receiver: a list or the whole file asked for a file never probed, or asked twice, ends the session (BAD_MESSAGE)', async (t) => {
   const big = randomBytes(11, 1_000_000)
-  for (const kase of ['never probed', 'twice'] as const) {
+  for (const [kase, ask] of [['never probed', 'chunksWant'], ['twice', 'chunksWant'], ['never probed', 'wholeWant'], ['list, then whole', 'wholeWant']] as const) {
     const home = await tempTree(t, { 'big.bin': big })
     const [mine, peer] = memoryChannelPair()
     const sending = runSender(mine, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
     sending.catch(() => undefined)
     for await (const m of peer.messages()) {
-      if (m.t === 'filesEnd') await peer.send({ t: 'want', id: 1, path: 'big.bin', probe: kase === 'twice' })
+      if (m.t === 'filesEnd') await peer.send({ t: 'want', id: 1, path: 'big.bin', probe: kase !== 'never probed' })
       if (m.t === 'chunks' || m.t === 'probe') {
         if (m.t === 'probe') {
           t.equal(m.keys.length, 8 * 4, '8 keys of 4 bytes')
@@ -181,8 +183,8 @@ t.test('a hostile receiver: a list asked for a file never probed, or asked twice
         break
       }
     }
-    await peer.send({ t: 'chunksWant', id: 1 })
-    if (kase === 'twice') await peer.send({ t: 'chunksWant', id: 1 })
-    await t.rejects(within(10_000, kase, sending), { code: 'BAD_MESSAGE', message: /chunk list asked for file id 1, which was not answered with a probe/ }, kase)
+    if (kase !== 'never probed') await peer.send({ t: 'chunksWant', id: 1 })
+    await peer.send({ t: ask, id: 1 })
+    await t.rejects(within(10_000, kase, sending), { code: 'BAD_MESSAGE', message: new RegExp(`${ask} for file id 1, which was not answered with a probe`) }, `${kase}: ${ask}`)
   }
 })

@@ -10,6 +10,7 @@ import { LIMITS, PROBE_KEY_BYTES, type Channel, type FileEntry, type Message } f
 import { probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
 import { FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
 import { encodeSketch, sketchStream } from '../similarity/index.js'
+import { dataFrames } from './data-frames.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
 import type { Action, FileEvent } from './report.js'
@@ -73,12 +74,6 @@ const SKETCH_MAX_FILE_BYTES = 64 * 1024 * 1024
 /** A file asked for whole up to this size is read with one synchronous read (readSmallRegularSync
  *  says why); the receiver asks so only for files of one chunk (≤ 2 KiB at the defaults). */
 const WHOLE_READ_BYTES = 256 * 1024
-
-/** Delta pieces below this are joined into one `data` message (dataFrames). */
-const JOIN_BELOW = 64 * 1024
-
-/** Largest `data` payload (protocol limit 1 MiB). */
-const DATA_FRAME = 1024 * 1024
 
 type PlanMessage = Extract<Message, { t: 'plan' }>
 type ResultMessage = Extract<Message, { t: 'result' }>
@@ -446,35 +441,6 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     else d.report.add({ path, action: 'unchanged', size: files.get(path)?.size ?? 0 })
   }
   d.report.countScan(files.filesRead)
-}
-
-/**
- * A delta's pieces as `data` payloads of at most DATA_FRAME bytes. Small pieces are joined (the
- * delta writer yields a header, ops, each frame's header and body and a trailer separately: a
- * small file went as five messages); a large piece (a literal frame's body) goes as it is, cut
- * at DATA_FRAME, never copied (joining it cost a 1 MiB copy per MiB of a new file). Holds at
- * most JOIN_BELOW bytes.
- */
-async function* dataFrames(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  let held: Uint8Array[] = []
-  let heldBytes = 0
-  const take = (): Uint8Array => {
-    const out = held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes)
-    held = []
-    heldBytes = 0
-    return out
-  }
-  for await (const piece of pieces) {
-    if (piece.length >= JOIN_BELOW) {
-      if (heldBytes > 0) yield take()
-      for (let o = 0; o < piece.length; o += DATA_FRAME) yield piece.subarray(o, o + DATA_FRAME)
-      continue
-    }
-    if (heldBytes + piece.length > JOIN_BELOW) yield take()
-    held.push(piece)
-    heldBytes += piece.length
-  }
-  if (heldBytes > 0) yield take()
 }
 
 /** A file's bytes in memory as a SeedReader (a small file kept from its read). */

@@ -67,6 +67,7 @@ t.test('a file that vanishes between the scan and the send: an error for it, the
   // The sender's channel, with a hook: once it has answered gone.bin's want (its scan is
   // long done), the file is deleted; the plan that follows makes the sender open it.
   let goneId = -1
+  let deleted = false
   const hooked = {
     get stats() { return channel.stats },
     close: channel.close.bind(channel),
@@ -74,8 +75,11 @@ t.test('a file that vanishes between the scan and the send: an error for it, the
     messages: () => channel.messages(),
     async send(m: Parameters<typeof channel.send>[0]) {
       await channel.send(m)
-      // (A new path: its answer is a probe, PROTOCOL.md §4.6.)
-      if (((m.t === 'chunks' && m.more !== true) || m.t === 'probe') && m.id === goneId) await unlink(join(home, 'gone.bin'))
+      // (A new path: its first answer is a probe, PROTOCOL.md §4.6.)
+      if (((m.t === 'chunks' && m.more !== true) || m.t === 'probe') && m.id === goneId && !deleted) {
+        deleted = true
+        await unlink(join(home, 'gone.bin'))
+      }
     },
   }
   const seen = channel.messages.bind(channel)

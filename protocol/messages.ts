@@ -87,6 +87,8 @@ export interface WireSessionOptions {
   replica?: string
   /** (sync) the client machine's name, for conflict copies: `[A-Za-z0-9_.-]{1,64}` */
   machine?: string
+  /** zstd level of the file data the session's sender compresses, 1–19; absent = 3 */
+  compressLevel?: number
 }
 
 /** `state` entry: a `files` entry and how the path changed on the server since its last sync

@@ -31,7 +31,8 @@ export class DeltaWriter {
   literalBytes = 0
   copiedBytes = 0
 
-  constructor(seedSize: number) {
+  /** `level`: zstd level of the literal frames (default: the codec's, DEFAULT_LEVEL). */
+  constructor(seedSize: number, private readonly level?: number) {
     const h = new ByteWriter(16)
     for (const m of DELTA_MAGIC) h.u8(m)
     h.u8(DELTA_VERSION)
@@ -66,7 +67,7 @@ export class DeltaWriter {
     this.#endLiteral()
     if (this.#frameLen > 0) {
       const raw = this.#frame.subarray(0, this.#frameLen)
-      const f = compressFrame(raw)
+      const f = compressFrame(raw, this.level === undefined ? {} : { level: this.level })
       const h = new ByteWriter(16)
       h.u8(OP.FRAME)
       h.u8(f.codec)

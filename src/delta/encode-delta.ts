@@ -41,11 +41,13 @@ export function encodeDelta(
     /** The target's SHA-256 when the caller just computed it over the same file: not computed
      *  again (the receiver's check of the trailer says if the file changed in between). */
     digest?: FileDigest
+    /** zstd level of the literal frames (default DEFAULT_LEVEL, src/compress/codec.ts) */
+    level?: number
   } = {},
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
-    const writer = new DeltaWriter(sig.seedSize)
+    const writer = new DeltaWriter(sig.seedSize, opts.level)
     const digester = opts.digest === undefined ? new FileDigester() : undefined
     const matcher = new Matcher(sig, writer)
     let size = 0

@@ -76,11 +76,11 @@ export function encodeMatchedDelta(
   list: MatchList,
   target: SeedReader,
   digest: FileDigest,
-  opts: { signal?: AbortSignal } = {},
+  opts: { signal?: AbortSignal; level?: number } = {},
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
-    const w = new DeltaWriter(list.seedSize)
+    const w = new DeltaWriter(list.seedSize, opts.level)
     let pos = 0
     const literalTo = async function* (end: number): AsyncGenerator<Uint8Array> {
       for (; pos < end; ) {

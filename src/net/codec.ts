@@ -375,6 +375,7 @@ function optionsToWire(o: SessionOptions): WireSessionOptions {
     ...(o.exclude.length > 0 && { exclude: o.exclude }),
     ...(o.replica !== undefined && { replica: o.replica }),
     ...(o.machine !== undefined && { machine: o.machine }),
+    ...(o.compressLevel !== undefined && { compressLevel: o.compressLevel }),
   }
 }
 
@@ -391,6 +392,7 @@ function optionsFromWire(f: WireFields): SessionOptions {
       : [],
     ...(f.has('replica') && { replica: f.str('replica', 32, REPLICA_PATTERN) }),
     ...(f.has('machine') && { machine: f.str('machine', 64, NAME_PATTERN) }),
+    ...(f.has('compressLevel') && { compressLevel: f.int('compressLevel', 1, 19) }),
   }
 }
 

@@ -150,6 +150,8 @@ export interface SessionOptions {
   replica?: string
   /** (sync) the client machine's name, for the conflict copies made of its versions */
   machine?: string
+  /** zstd level (1–19) of the file data the sender of the session compresses; absent: 3 */
+  compressLevel?: number
 }
 
 /** (sync) Since the last sync between two replicas, how a path changed on one side. */

@@ -87,6 +87,7 @@ type ResultMessage = Extract<Message, { t: 'result' }>
 export async function runSender(channel: Channel, d: SenderDeps): Promise<void> {
   const scope = new SessionScope(d.signal, (err) => channel.fail(sessionError(err, 'sender')))
   const signal = scope.signal
+  const level = d.options.compressLevel
   const out = new SendChain(channel)
   // A file or directory that cannot be read is one error line, here and at the receiver (so a
   // pull's exit code says the run was partial); the rest of the tree is synced.
@@ -212,7 +213,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         }
         list = await refineMatches(list, theirs, reader, { signal })
       }
-      const delta = encodeMatchedDelta(list, reader, digest, { signal })
+      const delta = encodeMatchedDelta(list, reader, digest, { signal, level })
       return {
         bytes: (async function* () {
           try {
@@ -247,7 +248,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       listedDigest.delete(plan.id)
       const delta = plan.refine === true
         ? await refinedDelta(plan.id, path, sig, source, kept)
-        : encodeDelta(sig, source, { signal, ...(plan.method === 'whole' && digest !== undefined && { digest }) })
+        : encodeDelta(sig, source, { signal, level, ...(plan.method === 'whole' && digest !== undefined && { digest }) })
       for await (const bytes of dataFrames(delta.bytes)) {
         await channel.send({ t: 'data', id: plan.id, bytes })
         sentAny = true

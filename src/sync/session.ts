@@ -33,6 +33,7 @@ export function sessionOptions(o: Partial<SessionOptions> = {}): SessionOptions 
     metric: o.metric ?? DEFAULT_METRIC,
     force: o.force ?? false,
     exclude: o.exclude ?? [],
+    ...(o.compressLevel !== undefined && { compressLevel: o.compressLevel }),
   }
 }
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { parseRate, parseSeconds } from '../../src/cli/commands/sync-options.js'
+import { parseCompressLevel, parseRate, parseSeconds } from '../../src/cli/commands/sync-options.js'
 import { runCli } from '../support/cli.js'
 import { randomBytes } from '../support/random.js'
 import { describeTree, startServer, TOKEN } from '../support/sync.js'
@@ -98,4 +98,30 @@ t.test('--bwlimit: KiB/s as in rsync; the file data takes as long as the rate sa
   t.equal(pull.code, 0, pull.stderr)
   t.ok(Date.now() - started >= 1800, `pull took ${Date.now() - started} ms`)
   t.same(await describeTree(dest), await describeTree(home))
+})
+
+t.test('--compress-level: the sender compresses at that level, pushing and pulling (the server sends a pull at the level asked)', async (t) => {
+  t.equal(parseCompressLevel('6'), 6)
+  for (const bad of ['0', '20', 'max', '2.5']) t.throws(() => parseCompressLevel(bad), `${bad} is refused`)
+  // ~700 KB of source-like lines: zstd 9 packs them smaller than the default 3.
+  let x = 7
+  const rnd = (): number => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648
+  const text = Array.from({ length: 9000 }, (_, i) => `  const v${i} = compute(${Math.floor(rnd() * 1e6)}, "${Math.floor(rnd() * 1e9).toString(36)}") // ${['alpha', 'beta', 'gamma'][i % 3]}`).join('\n')
+  const home = await tempTree(t, { 'src.ts': text })
+  const bytes = async (args: string[]): Promise<{ pushed: number; pulled: number }> => {
+    const server = await startServer(t, await tempTree(t))
+    const push = await runCli(['push', '--json', ...args, home, server.url], { env })
+    t.equal(push.code, 0, push.stderr)
+    const dest = join(await tempTree(t), 'mirror')
+    const pull = await runCli(['pull', '--json', ...args, server.url, dest], { env })
+    t.equal(pull.code, 0, pull.stderr)
+    t.same(await describeTree(dest), await describeTree(home))
+    const pushed = JSON.parse(push.stdout.trim().split('\n').pop()!).summary.wireBytesSent as number
+    const pulled = JSON.parse(pull.stdout.trim().split('\n').pop()!).summary.wireBytesReceived as number
+    return { pushed, pulled }
+  }
+  const plain = await bytes([])
+  const packed = await bytes(['--compress-level', '9'])
+  t.ok(packed.pushed < plain.pushed * 0.97, `pushed at level 9: ${packed.pushed} bytes, at 3: ${plain.pushed}`)
+  t.ok(packed.pulled < plain.pulled * 0.97, `pulled at level 9: ${packed.pulled} bytes, at 3: ${plain.pulled}`)
 })

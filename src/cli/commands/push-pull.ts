@@ -52,6 +52,7 @@ async function runSync(kind: Kind, local: string, url: string, o: SyncCliOptions
     exclude,
     ...(o.timeout && { idleTimeoutMs: o.timeout * 1000 }),
     ...(o.bwlimit && { bytesPerSecond: o.bwlimit }),
+    ...(o.compressLevel !== undefined && { compressLevel: o.compressLevel }),
     ...(kind === 'sync' && { prefer: o.prefer ?? 'keep-both', propagateDeletes: o.deletions !== false, ...(o.machine !== undefined && { machine: o.machine }) }),
     onEvent: (e: FileEvent) => {
       if (!itemize(e)) return

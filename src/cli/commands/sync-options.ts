@@ -39,6 +39,8 @@ export interface SyncCliOptions {
   timeout?: number
   /** --bwlimit, in bytes per second (0: none) */
   bwlimit?: number
+  /** --compress-level, zstd 1–19 */
+  compressLevel?: number
   rsh?: string
   remoteDsync?: string
   /** (sync) --prefer local|remote|newer */
@@ -87,8 +89,15 @@ export function addSessionOptions(cmd: Command): Command {
     .addOption(new Option('--ca <file>', 'PEM certificate to trust for wss:// (a self-signed server)'))
     .option('--timeout <seconds>', 'end the session when no data moves either way for this long (0: never)', parseSeconds)
     .option('--bwlimit <rate>', 'limit file data to RATE KiB/s (suffixes K, M, G; 0: no limit), in either direction', parseRate)
+    .option('--compress-level <n>', 'zstd level of the file data sent, 1-19 (default 3; 6 sends 1-7% less text for ~2.5x the CPU: slow links)', parseCompressLevel)
     .option('-e, --rsh <command>', "ssh: the remote-shell command, e.g. 'ssh -p 2222' (default: $DSYNC_RSH, else ssh)")
     .option('--remote-dsync <command>', 'ssh: the dsync command on the remote host (default: dsync)')
+}
+
+/** Parses --compress-level: a zstd level, 1 to 19. */
+export function parseCompressLevel(text: string): number {
+  if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1 || Number(text) > 19) throw new InvalidArgumentError(`"${text}" is not a compression level; write a whole number from 1 (fastest) to 19 (smallest)`)
+  return Number(text)
 }
 
 /** Parses --timeout: whole seconds, 0 for none. */

@@ -5,10 +5,6 @@
  * real basis — a bound dsync cannot reach, since it must find the basis itself. New files with
  * no basis: `zstd -19` of the file alone. Bytes are deterministic: one run.
  *
- * Then the delta alone in one process, per changed file with its basis: one round as sync sends
- * it now, and a refined exchange (refinement rounds, protocol/DELTA.md "Refinement", not yet
- * wired into sync); "projected" = dsync − one round + refined, what sync would send with it.
- *
  * `npm run bench -- bytes [--big] [--class NAME] [--dsync-only]`: --big adds the 1 GiB class.
  */
 import { execFileSync } from 'node:child_process'
@@ -16,7 +12,6 @@ import { mkdir, mkdtemp, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { bytesClasses, type BytesClass } from './support/bytes-data.js'
-import { project, type Projection } from './support/bytes-projection.js'
 import { ensurePeers, xdelta3, zstdPatch } from './support/delta-peers.js'
 import { writeTrees } from './support/sync-data.js'
 import { dsyncPush, materialize, removeTree, rsyncPush, startDsyncServer, startRsyncDaemon, treeDiff, type Daemon, type SyncRun } from './support/sync-tools.js'
@@ -29,7 +24,6 @@ interface Row {
   readonly xdelta: number
   readonly zstd: number
   readonly check: string
-  readonly p: Projection
 }
 
 const arg = (name: string): string | undefined => {
@@ -93,12 +87,11 @@ export async function run(): Promise<void> {
       const id = `c${i}`
       const { before, after, basis } = c.make()
       const trees = await writeTrees(join(tmp, 'gen', id), before, after)
-      const d = await syncOnce((s, u) => dsyncPush(s, u), trees, join(tmp, 'send', `${id}-d`), join(roots.dsync, id), `${dsyncd.url}/${id}`)
+      const d = await syncOnce((s, u) => dsyncPush(s, u, c.dsyncArgs), trees, join(tmp, 'send', `${id}-d`), join(roots.dsync, id), `${dsyncd.url}/${id}`)
       const r = rsyncd === undefined ? null : await syncOnce((s, u) => rsyncPush(['-az', '--no-whole-file'], s, u), trees, join(tmp, 'send', `${id}-r`), join(roots.rsync, id), `${rsyncd.url}/${id}`)
-      const p = await project(before, after, basis)
       const told = dsyncOnly ? { xdelta: Number.NaN, zstd: Number.NaN } : await toldBasis(basis, trees, join(tmp, 'told', id), tools)
       await removeTree(join(tmp, 'gen', id))
-      rows.push({ c, p, dsync: d.run, rsync: r?.run ?? null, ...told, check: d.check === 'ok' && (r === null || r.check === 'ok') ? 'ok' : `FAIL ${d.check} ${r?.check ?? ''}` })
+      rows.push({ c, dsync: d.run, rsync: r?.run ?? null, ...told, check: d.check === 'ok' && (r === null || r.check === 'ok') ? 'ok' : `FAIL ${d.check} ${r?.check ?? ''}` })
       console.log(`  done: ${c.name}: dsync ${d.run.sent + d.run.received} B (${JSON.stringify(d.run.actions)})`)
     }
   } finally {
@@ -116,16 +109,6 @@ export async function run(): Promise<void> {
       const told = Math.min(r.xdelta, r.zstd)
       const best = Number.isFinite(told) ? told : r.zstd
       return [r.c.name, r.dsync.sent, r.dsync.received, total(r.dsync), num(total(r.rsync)), ratio(total(r.dsync), total(r.rsync)), num(r.xdelta), num(r.zstd), num(best), ratio(total(r.dsync), best), r.check]
-    }),
-    2,
-  )
-  printTable(
-    'The delta alone, in one process (changed files with a basis): one round (today) vs refined; CPU ms both sides; projected = dsync − one round + refined',
-    ['class', 'one round', 'refined', 'rounds', 'CPU one', 'CPU refined', 'projected', '÷ rsync', '÷ told'],
-    rows.map((r) => {
-      const projected = total(r.dsync) - r.p.oneRound + r.p.refined
-      const told = Number.isFinite(Math.min(r.xdelta, r.zstd)) ? Math.min(r.xdelta, r.zstd) : r.zstd
-      return [r.c.name, r.p.oneRound, r.p.refined, r.p.rounds, Math.round(r.p.oneRoundCpuMs), Math.round(r.p.refinedCpuMs), projected, ratio(projected, total(r.rsync)), ratio(projected, told)]
     }),
     2,
   )

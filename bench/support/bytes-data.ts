@@ -11,6 +11,8 @@ import { seededText, textEdits, type Tree } from './sync-data.js'
 export interface BytesClass {
   readonly name: string
   readonly what: string
+  /** options for dsync push (rsync -az runs as always) */
+  readonly dsyncArgs?: readonly string[]
   make(): { before: Tree; after: Tree; basis: ReadonlyMap<string, string | null> }
 }
 
@@ -142,6 +144,22 @@ export function bytesClasses(big: boolean): readonly BytesClass[] {
     {
       name: 'new text',
       what: '10 new compressible text files × 512 KiB beside 10 old ones',
+      make() {
+        const before: Tree = new Map()
+        for (let i = 0; i < 10; i++) before.set(`old/o${pad(i)}.ts`, codeText(1900 + i, 128 * KiB))
+        const after: Tree = new Map(before)
+        const basis = new Map<string, null>()
+        for (let i = 0; i < 10; i++) {
+          after.set(`new/n${pad(i)}.ts`, codeText(1950 + i, 512 * KiB))
+          basis.set(`new/n${pad(i)}.ts`, null)
+        }
+        return { before, after, basis }
+      },
+    },
+    {
+      name: 'new text, level 6',
+      dsyncArgs: ['--compress-level', '6'],
+      what: 'the same, dsync --compress-level 6 (for slow links; rsync -az as always)',
       make() {
         const before: Tree = new Map()
         for (let i = 0; i < 10; i++) before.set(`old/o${pad(i)}.ts`, codeText(1900 + i, 128 * KiB))

@@ -494,7 +494,7 @@ class Receiver {
     if (e.digest !== undefined && (await this.#resolveLocally(t, e.digest))) return
     if (cur === undefined && e.digest === undefined) {
       if (this.#wantWhole(e)) t.whole = true
-      else if (e.size > PROBE_ABOVE_BYTES) t.probe = true
+      else if (this.#wantProbe(e)) t.probe = true
     }
     this.#enqueue(t)
   }
@@ -514,7 +514,7 @@ class Receiver {
       let found: boolean
       try {
         if (msg.digest !== undefined && (await this.#resolveLocally(t, msg.digest))) return this.#settle(t)
-        found = this.#probeFinds(msg.keys)
+        found = msg.size > WHOLE_KEPT_BYTES || this.#probeFinds(msg.keys)
         if (!found) {
           // The index as it stands first; the rest of the tree is read only when it finds nothing.
           await this.#files.indexAll()
@@ -524,10 +524,11 @@ class Receiver {
         this.#fail(t.entry.path, asFileError(err, t.entry.path, 'settle it'), t.id)
         return this.#settle(t)
       }
-      // A large file's list is asked for even so: it becomes the file's record (a sample above
-      // 256 chunks), which chunking the file here as it is written would otherwise make. That
-      // cost the receiver 0.35 s of CPU per 256 MiB (+17%, wall +15%) to save 100 KB (0.04%).
-      if (found || msg.size > WHOLE_KEPT_BYTES) {
+      // A large file's list is asked for whatever the keys say: it becomes the file's record (a
+      // sample above 256 chunks), which chunking the file here as it is written would otherwise
+      // make. That cost the receiver 0.35 s of CPU per 256 MiB (+17%, wall +15%) to save 100 KB
+      // (0.04%). (Such a file is probed only for its digest: #wantProbe.)
+      if (found) {
         t.listAsked = true
         t.size = undefined // the list says the size of the file it describes (it may have changed)
         return this.#out.post({ t: 'chunksWant', id: t.id })
@@ -560,6 +561,15 @@ class Receiver {
   #wantWhole(e: FileEntry): boolean {
     const oneChunk = this.d.params.kind === 'cdc' ? this.d.params.min : this.d.params.avg
     return e.size <= oneChunk && !this.d.options.dryRun && !this.#files.hasFileOfSize(e.size) && !this.#filesByName().has(posix.basename(e.path))
+  }
+
+  /**
+   * A new path worth a probe (#probed): over PROBE_ABOVE_BYTES (below, its list is as short),
+   * and either up to WHOLE_KEPT_BYTES (a larger one's list is asked for anyway: it becomes its
+   * record) or of a size some file here has (the probe's digest may make it a local copy).
+   */
+  #wantProbe(e: FileEntry): boolean {
+    return e.size > PROBE_ABOVE_BYTES && (e.size <= WHOLE_KEPT_BYTES || this.#files.hasFileOfSize(e.size))
   }
 
   #newTransfer(entry: FileEntry, current: Transfer['current'], attempt: number): Transfer {
@@ -895,7 +905,9 @@ class Receiver {
       // sender streams it as the want said.
       if (t.whole !== true) {
         t.queue = new ByteQueue(signal)
-        if (seedAbs !== null && this.#refines(t, seed!)) {
+        // A trial was decided on a refined exchange (#decideAndFetch): it runs one whatever
+        // the seed became since, or the threshold would never be applied to it.
+        if (seedAbs !== null && (trial || this.#refines(t, seed!))) {
           event = await this.#refinedPlan(t, seed!, seedAbs, size, regions, event, trial)
         } else {
           const signature =
@@ -953,14 +965,17 @@ class Receiver {
         ? (writtenBytes <= WHOLE_KEPT_BYTES ? { chunks: chunkBytes(Buffer.concat(written), this.#cutter()) } : undefined)
         : chunking !== undefined ? { chunks: await chunking } : { chunks: t.chunks, sampled: keepsSample }
       await this.#record(path, abs, res.digest, content)
-      this.#event({ ...event, copiedBytes: res.copiedBytes, literalBytes: res.literalBytes, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
+      // A sender that predates `refine.whole` sends its delta all the same: say what came.
+      const action: Action | undefined = res.copiedBytes > 0 && event.action !== 'delta' ? 'delta' : undefined
+      this.#event({ ...event, ...(action !== undefined && { action }), copiedBytes: res.copiedBytes, literalBytes: res.literalBytes, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
       this.#settle(t)
     } catch (err) {
       t.queue?.close()
       tee?.close()
       // Asked for whole and not a byte came: the sender could not read it, and said why in a
       // `notice` (as a chunk list without a digest says it).
-      if (t.whole === true && t.dataSeen !== true && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
+      const noList = t.whole === true || (t.probeAnswered === true && t.listAsked !== true)
+      if (noList && t.dataSeen !== true && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.
         t.retried = true

@@ -388,7 +388,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         if (msg.t === 'chunksWant') {
           scope.spawn(async () => postList(msg.id, await files.record(path)))
         } else {
-          queuePlan({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null })
+          // As asked for whole: a file gone since its probe ends quietly (a notice otherwise).
+          queuePlan({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null }, true)
           wake()
         }
       } else if (msg.t === 'sketchWant') {

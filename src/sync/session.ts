@@ -25,6 +25,9 @@ export const SYNC_CHUNK_PARAMS: ChunkParams = chunkParams()
 
 /** The options of a session with their defaults filled in. */
 export function sessionOptions(o: Partial<SessionOptions> = {}): SessionOptions {
+  if (o.compressLevel !== undefined && !(Number.isInteger(o.compressLevel) && o.compressLevel >= 1 && o.compressLevel <= 19)) {
+    throw new DsyncError('USAGE', `compressLevel ${o.compressLevel}: write a whole number from 1 (fastest) to 19 (smallest)`)
+  }
   return {
     dryRun: o.dryRun ?? false,
     delete: o.delete ?? false,

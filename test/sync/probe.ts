@@ -50,16 +50,16 @@ async function pushOnce(t: Test, home: string, work: string): Promise<{ report: 
   return { report, sent, back, probed }
 }
 
-t.test('a new file nothing here resembles goes whole after a probe: no chunk list (but for a large file, whose list is its record), and its record is made from what was written', async (t) => {
+t.test('a new file nothing here resembles goes whole after a probe, with no chunk list; a large one is not probed (its list is its record); the record is made from what was written', async (t) => {
   const big = randomBytes(1, 3_000_000)
   const small = randomBytes(2, 300_000)
   const home = await tempTree(t, { 'big.bin': big, 'small.bin': small, 'old.bin': randomBytes(3, 100_000) })
   const work = await tempTree(t, { 'old.bin': randomBytes(4, 100_000) })
   await utimes(join(work, 'old.bin'), PAST, PAST) // same size, older: changed
   const { report, sent, back, probed } = await pushOnce(t, home, work)
-  t.same(probed.sort(), ['big.bin', 'small.bin'], 'new paths are probed; the path that exists is not')
-  t.equal(sent.get('probe'), 2)
-  t.equal(back.get('chunksWant'), 1, 'big.bin\'s list asked for: its sample is its record')
+  t.same(probed, ['small.bin'], 'the new path is probed; the large one (no file of its size here) and the path that exists are not')
+  t.equal(sent.get('probe'), 1)
+  t.notOk(back.has('chunksWant'), 'no key found: no list asked for')
   t.equal(sent.get('chunks'), 2, 'old.bin, whose seed is known, and big.bin send their lists')
   t.equal(back.get('wholeWant'), 1, 'small.bin asked for whole')
   t.equal(back.get('plan'), 2, 'old.bin and big.bin are planned')
@@ -74,8 +74,8 @@ t.test('a new file nothing here resembles goes whole after a probe: no chunk lis
 })
 
 t.test('a new file made mostly of one here: a key is found, the list follows, and it comes as a delta from that file', async (t) => {
-  const base = randomBytes(5, 2_000_000)
-  const edited = Buffer.concat([base.subarray(0, 1_000_000), randomBytes(6, 5000), base.subarray(1_000_000)])
+  const base = randomBytes(5, 800_000)
+  const edited = Buffer.concat([base.subarray(0, 400_000), randomBytes(6, 5000), base.subarray(400_000)])
   const home = await tempTree(t, { 'a.bin': base, 'moved/b.bin': edited })
   const work = await tempTree(t, { 'a.bin': base })
   await utimes(join(home, 'a.bin'), PAST, PAST)
@@ -187,4 +187,37 @@ t.test('a hostile receiver: a list or the whole file asked for a file never prob
     await peer.send({ t: ask, id: 1 })
     await t.rejects(within(10_000, kase, sending), { code: 'BAD_MESSAGE', message: new RegExp(`${ask} for file id 1, which was not answered with a probe`) }, `${kase}: ${ask}`)
   }
+})
+
+t.test('a large new file of a size some file here has is probed for its digest alone: a copy, or its list at once', async (t) => {
+  const content = randomBytes(12, 3_000_000)
+  const other = randomBytes(13, 3_000_000)
+  const home = await tempTree(t, { 'a.bin': content, 'copy.bin': content, 'other.bin': other })
+  const work = await tempTree(t, { 'a.bin': content })
+  await utimes(join(home, 'a.bin'), PAST, PAST)
+  await utimes(join(work, 'a.bin'), PAST, PAST)
+  const { report, sent, back, probed } = await pushOnce(t, home, work)
+  t.same(probed.sort(), ['copy.bin', 'other.bin'])
+  t.match(report.events.find((e) => e.path === 'copy.bin'), { action: 'copy', seed: 'a.bin' })
+  t.equal(back.get('chunksWant'), 1, 'other.bin: no copy, so its list, whatever its keys say')
+  t.equal(sent.get('chunks'), 1)
+  t.notOk(back.has('wholeWant'))
+  t.ok((await readFile(join(work, 'other.bin'))).equals(other))
+})
+
+t.test('a file gone on the sender between its probe and its data (no data, then dataEnd) ends quietly on the receiver, as one gone before its want', async (t) => {
+  const root = await tempTree(t)
+  const { peer, done, report } = await receiverOn(t, root)
+  await peer.send({ t: 'files', entries: [entry('gone.bin', 300_000)] })
+  await peer.send({ t: 'filesEnd' })
+  for await (const m of peer.messages()) {
+    if (m.t === 'want') await peer.send({ t: 'probe', id: m.id, size: 300_000, keys: new Uint8Array(32) })
+    else if (m.t === 'wholeWant') await peer.send({ t: 'dataEnd', id: m.id })
+    else if (m.t === 'done') break
+  }
+  peer.close()
+  await within(10_000, 'the receiver', done)
+  t.same(report.events.filter((e) => e.action === 'error'), [], 'no error')
+  t.notOk(report.events.some((e) => e.path === 'gone.bin'), 'no event for it')
+  await t.rejects(readFile(join(root, 'gone.bin')), { code: 'ENOENT' }, 'nothing written for it')
 })

@@ -170,7 +170,7 @@ t.test('a first push of small new files asks for them whole, and a second push r
   t.equal(second.summary.filesRead, 0, 'and reads no file')
 })
 
-t.test('a file sent whole is hashed once, for its probe or list: changed before its data, the receiver sees it and asks again', async (t) => {
+t.test('a file sent whole is hashed once, for its list: changed before its data, the receiver sees it and asks again', async (t) => {
   const { wrapChannel } = await import('../../src/net/index.js')
   // Over 1 MiB: not kept in memory from its read for the list, so read again to be sent.
   const v1 = randomBytes(21, 1_500_000)
@@ -181,11 +181,10 @@ t.test('a file sent whole is hashed once, for its probe or list: changed before 
   const [a, b] = memoryChannelPair()
   let changed = false
   let wants = 0
-  // Between the probe (a new path: made from v1, whose digest the sender keeps) and the data,
-  // the file becomes v2.
+  // Between the list (digest of v1) and the data, the file becomes v2.
   const senderSide = wrapChannel(a, {
     send: async (msg) => {
-      if (msg.t === 'probe' && !changed) {
+      if (msg.t === 'chunks' && msg.digest !== undefined && !changed) {
         changed = true
         await writeFile(join(home, 'big.bin'), v2)
         await utimes(join(home, 'big.bin'), HOUR_AGO / 1000, HOUR_AGO / 1000)
@@ -206,7 +205,7 @@ t.test('a file sent whole is hashed once, for its probe or list: changed before 
     runSender(senderSide, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal }).then(() => a.close()),
     runReceiver(b, { root: work, store: await openStore(t, work), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal, now: () => new Date() }),
   ])
-  t.ok(changed, 'the file changed after its probe went out')
+  t.ok(changed, 'the file changed after its list went out')
   t.equal(wants, 2, 'the receiver asked again')
   t.ok((await readFile(join(work, 'big.bin'))).equals(Buffer.from(v2)), 'and wrote the file as it is now, never the mix')
   t.match(report.events.find((e) => e.path === 'big.bin'), { action: 'new' })

@@ -33,6 +33,19 @@ function deletions(base: Uint8Array, seed: number, n: number, maxLen: number): U
   return Buffer.concat(parts)
 }
 
+/** 10 new code-like text files of 512 KiB beside 10 old ones ("new text" and its level-6 run). */
+function newText(): ReturnType<BytesClass['make']> {
+  const before: Tree = new Map()
+  for (let i = 0; i < 10; i++) before.set(`old/o${pad(i)}.ts`, codeText(1900 + i, 128 * KiB))
+  const after: Tree = new Map(before)
+  const basis = new Map<string, null>()
+  for (let i = 0; i < 10; i++) {
+    after.set(`new/n${pad(i)}.ts`, codeText(1950 + i, 512 * KiB))
+    basis.set(`new/n${pad(i)}.ts`, null)
+  }
+  return { before, after, basis }
+}
+
 /** The classes; `big` adds the 1 GiB one (2 GiB of memory, minutes of CPU). */
 export function bytesClasses(big: boolean): readonly BytesClass[] {
   const classes: BytesClass[] = [
@@ -141,36 +154,12 @@ export function bytesClasses(big: boolean): readonly BytesClass[] {
         return { before, after, basis }
       },
     },
-    {
-      name: 'new text',
-      what: '10 new compressible text files × 512 KiB beside 10 old ones',
-      make() {
-        const before: Tree = new Map()
-        for (let i = 0; i < 10; i++) before.set(`old/o${pad(i)}.ts`, codeText(1900 + i, 128 * KiB))
-        const after: Tree = new Map(before)
-        const basis = new Map<string, null>()
-        for (let i = 0; i < 10; i++) {
-          after.set(`new/n${pad(i)}.ts`, codeText(1950 + i, 512 * KiB))
-          basis.set(`new/n${pad(i)}.ts`, null)
-        }
-        return { before, after, basis }
-      },
-    },
+    { name: 'new text', what: '10 new compressible text files × 512 KiB beside 10 old ones', make: newText },
     {
       name: 'new text, level 6',
       dsyncArgs: ['--compress-level', '6'],
       what: 'the same, dsync --compress-level 6 (for slow links; rsync -az as always)',
-      make() {
-        const before: Tree = new Map()
-        for (let i = 0; i < 10; i++) before.set(`old/o${pad(i)}.ts`, codeText(1900 + i, 128 * KiB))
-        const after: Tree = new Map(before)
-        const basis = new Map<string, null>()
-        for (let i = 0; i < 10; i++) {
-          after.set(`new/n${pad(i)}.ts`, codeText(1950 + i, 512 * KiB))
-          basis.set(`new/n${pad(i)}.ts`, null)
-        }
-        return { before, after, basis }
-      },
+      make: newText,
     },
     {
       name: 'new random',

@@ -28,6 +28,12 @@ export interface Decision {
  */
 export const MIN_MEASURABLE_CHUNKS = 8
 
+/** The rule (DESIGN.md "Decision"): a delta when the similarity reaches the threshold, and
+ *  never from a seed sharing nothing (threshold 0). */
+export function passesThreshold(similarity: number, threshold: number): boolean {
+  return similarity >= threshold && similarity > 0
+}
+
 /**
  * Picks the seed and the method (DESIGN.md "Decision"). Candidates are ranked by containment —
  * how many of the target's bytes each can supply, which is what a delta can save — ties going to
@@ -59,7 +65,7 @@ export function decide(
   }
   if (best === undefined) return { method: 'whole', seed: null, similarity: 0 }
   const similarity = metric(target, best.profile)
-  return similarity >= threshold && similarity > 0
+  return passesThreshold(similarity, threshold)
     ? { method: 'delta', seed: best.path, similarity }
     : { method: 'whole', seed: best.path, similarity }
 }

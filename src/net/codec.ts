@@ -110,7 +110,7 @@ const CODECS: CodecTable = {
     fromWire: (f) => {
       const keys = f.bytes('keys', { max: LIMITS.maxProbeKeys * PROBE_KEY_BYTES })
       if (keys.length % PROBE_KEY_BYTES !== 0) throw f.bad('keys', `is ${keys.length} bytes, not whole ${PROBE_KEY_BYTES}-byte keys`)
-      const digest = f.has('digest') ? (parseFileDigest(Buffer.from(f.bytes('digest', { exact: DIGEST_BYTES })).toString('hex')) as FileDigest) : undefined
+      const digest = optionalDigest(f)
       return { t: 'probe', id: f.int('id', 0, U32_MAX), size: f.int('size', 0, Number.MAX_SAFE_INTEGER), keys, ...(digest !== undefined && { digest }) }
     },
   },
@@ -493,7 +493,7 @@ function chunksFromWire(f: WireFields): MessageOf<'chunks'> {
   if (offset > size) throw f.bad('lengths', `reach byte ${offset}, past the file's ${size} bytes`)
   const more = f.raw('more')
   if (more !== undefined && more !== null && typeof more !== 'boolean') throw f.bad('more', `must be a boolean, got ${typeName(more)}`)
-  const digest = f.has('digest') ? (parseFileDigest(Buffer.from(f.bytes('digest', { exact: 32 })).toString('hex')) as FileDigest) : undefined
+  const digest = optionalDigest(f)
   const sketchable = f.raw('sketchable')
   if (sketchable !== undefined && sketchable !== null && typeof sketchable !== 'boolean') throw f.bad('sketchable', `must be a boolean, got ${typeName(sketchable)}`)
   return {
@@ -526,4 +526,9 @@ function candidatesFromWire(f: WireFields): SeedShown[] {
     if (typeof sim !== 'number' || !Number.isFinite(sim) || sim < 0 || sim > 1) throw f.bad(`candidates[${i}]`, 'similarity must be a number in [0, 1]')
     return { path: checkPath(f, `candidates[${i}]`, pair[0], false), similarity: sim }
   })
+}
+
+/** An optional `digest` field: a file's SHA-256 as bin(32) (`chunks`, `probe`). */
+function optionalDigest(f: WireFields): FileDigest | undefined {
+  return f.has('digest') ? parseFileDigest(Buffer.from(f.bytes('digest', { exact: DIGEST_BYTES })).toString('hex')) : undefined
 }

@@ -40,6 +40,11 @@ function minKey(fp: Fingerprint): string {
   return fp.slice(16)
 }
 
+/** Orders fingerprints by their min-hash key, smallest first. */
+function byMinKey(a: Fingerprint, b: Fingerprint): number {
+  return minKey(a) < minKey(b) ? -1 : minKey(a) > minKey(b) ? 1 : 0
+}
+
 /**
  * The fingerprints of a chunk list that go into (or are looked up in) the content index:
  * those passing the modulus rule plus the MIN_HASHES smallest, each once, in first-seen order.
@@ -54,7 +59,7 @@ export function sampleFingerprints(chunks: readonly Chunk[]): Fingerprint[] {
     if (smallest.length < MIN_HASHES) smallest.push(fp)
     else if (minKey(fp) < minKey(smallest[MIN_HASHES - 1]!)) smallest[MIN_HASHES - 1] = fp
     else continue
-    smallest.sort((a, b) => (minKey(a) < minKey(b) ? -1 : minKey(a) > minKey(b) ? 1 : 0))
+    smallest.sort(byMinKey)
   }
   for (const fp of smallest) out.add(fp)
   return [...out]
@@ -70,7 +75,6 @@ export function sampleFingerprints(chunks: readonly Chunk[]): Fingerprint[] {
  * probability 1/256, and a seed must share about half to be used (the 50% rule).
  */
 export function probeFingerprints(chunks: readonly Chunk[], count: number): Fingerprint[] {
-  const byMinKey = (a: Fingerprint, b: Fingerprint): number => (minKey(a) < minKey(b) ? -1 : minKey(a) > minKey(b) ? 1 : 0)
   const all = [...new Set(chunks.map((c) => c.fp))].sort(byMinKey)
   const chosen = all.filter(passesSample).slice(0, count)
   for (const fp of all) {

@@ -37,7 +37,7 @@ export class LocalFiles {
   readonly #slots: Semaphore
   readonly #cutter: Cutter
   #indexed: Promise<void> | undefined
-  /** file paths by size, built by the first indexSize and kept current after (#put, #drop) */
+  /** file paths by size, built when first needed (#sizeIndex) and kept current by set and delete */
   #bySize: Map<number, Set<string>> | undefined
   /** indexSize's pass per size, once a session: a first push of 20,000 new files looked at
    *  every entry for each (10.5 of the receiver's 30 CPU s) */
@@ -99,7 +99,7 @@ export class LocalFiles {
       ...(opts.onError && { onError: opts.onError }),
       ...(opts.onTemp && { onTemp: opts.onTemp }),
     }
-    for await (const e of walkTree(root, walkOpts)) files.#put(e)
+    for await (const e of walkTree(root, walkOpts)) files.set(e)
     const gone = store.recordPaths().filter((p) => files.#entries.get(p)?.kind !== 'file')
     await Promise.all(gone.map((p) => store.delete(p)))
     return files
@@ -114,17 +114,9 @@ export class LocalFiles {
     return this.#entries.get(path)
   }
 
-  /** What this side now has at `path` (written, or made a symlink or directory by the session). */
+  /** What this side now has at `path` (written, or made a symlink or directory by the
+   *  session). In place: the walk's order stays; #bySize is kept current. */
   set(entry: TreeEntry): void {
-    this.#put(entry)
-  }
-
-  delete(path: string): void {
-    this.#drop(path)
-  }
-
-  /** Sets (in place: the walk's order stays) and keeps #bySize current. */
-  #put(entry: TreeEntry): void {
     const old = this.#entries.get(entry.path)
     if (old?.kind === 'file') this.#bySize?.get(old.size)?.delete(entry.path)
     this.#entries.set(entry.path, entry)
@@ -134,7 +126,7 @@ export class LocalFiles {
     paths.add(entry.path)
   }
 
-  #drop(path: string): void {
+  delete(path: string): void {
     const old = this.#entries.get(path)
     if (old === undefined) return
     this.#entries.delete(path)
@@ -252,14 +244,14 @@ export class LocalFiles {
       params: this.params, cutter: this.#cutter, signal: this.signal, ...(this.onError && { onError: this.onError }),
     })
     if (got === undefined) {
-      if (this.#entries.get(e.path) === e) this.#drop(e.path)
+      if (this.#entries.get(e.path) === e) this.delete(e.path)
       return undefined
     }
     this.filesRead++
     this.bytesRead += got.record.size
     this.#readNow.add(e.path)
     // The file changed while read: the entry now says what the record describes.
-    if (this.#entries.get(e.path) === e) this.#put({ ...e, size: got.record.size })
+    if (this.#entries.get(e.path) === e) this.set({ ...e, size: got.record.size })
     return got
   }
 
@@ -271,7 +263,7 @@ export class LocalFiles {
   #sizeIndex(): Map<number, Set<string>> {
     if (this.#bySize === undefined) {
       this.#bySize = new Map()
-      for (const e of this.#entries.values()) if (e.kind === 'file') this.#put(e)
+      for (const e of this.#entries.values()) if (e.kind === 'file') this.set(e)
     }
     return this.#bySize
   }
@@ -286,13 +278,7 @@ export class LocalFiles {
     if (pass === undefined) {
       const paths = [...(this.#sizeIndex().get(size) ?? [])]
       pass = (async () => {
-        const pending: Promise<unknown>[] = []
-        for (const path of paths) {
-          if (this.known(path) !== undefined) continue
-          pending.push(this.record(path))
-          if (pending.length >= 64) await Promise.all(pending.splice(0)) // as indexAll
-        }
-        await Promise.all(pending)
+        await this.#readUnknown(paths)
         // findByDigest reads the store: what was read must be in it. Waiting for every write
         // of the session (one lmdb commit each time) when none of this size is pending held
         // each new file of a first push behind the others' commits.
@@ -310,16 +296,21 @@ export class LocalFiles {
    */
   indexAll(): Promise<void> {
     this.#indexed ??= (async () => {
-      const pending: Promise<unknown>[] = []
-      for (const e of [...this.#entries.values()]) {
-        if (e.kind !== 'file' || this.known(e.path) !== undefined) continue
-        pending.push(this.record(e.path))
-        // Bounded: the semaphore holds READS_IN_FLIGHT; this keeps the promises few too.
-        if (pending.length >= 64) await Promise.all(pending.splice(0))
-      }
-      await Promise.all(pending)
+      await this.#readUnknown([...this.#entries.values()].filter((e) => e.kind === 'file').map((e) => e.path))
       await this.flush() // the index is the store's: what was read must be in it
     })()
     return this.#indexed
+  }
+
+  /** Reads the record of each file of `paths` the store has no current record of. Bounded:
+   *  the semaphore holds READS_IN_FLIGHT; waiting every 64 keeps the promises few too. */
+  async #readUnknown(paths: readonly string[]): Promise<void> {
+    const pending: Promise<unknown>[] = []
+    for (const path of paths) {
+      if (this.known(path) !== undefined) continue
+      pending.push(this.record(path))
+      if (pending.length >= 64) await Promise.all(pending.splice(0))
+    }
+    await Promise.all(pending)
   }
 }

@@ -3,7 +3,7 @@ import { dirname, join, posix } from 'node:path'
 import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
 import {
   blockSizeForChange, blockSizeForRefinement, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
-  encodeSignature, matchedSimilarity, MIN_MEASURABLE_CHUNKS, planRefinement, rankSeeds, type SeedCandidate,
+  encodeSignature, matchedSimilarity, MIN_MEASURABLE_CHUNKS, passesThreshold, planRefinement, rankSeeds, type SeedCandidate,
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
@@ -117,6 +117,16 @@ const MAX_SOURCE_ATTEMPTS = 3
  */
 function sourceChanged(err: unknown, seed: string | null): boolean {
   return isDsyncError(err, 'SOURCE_CHANGED') || (seed === null && isDsyncError(err, 'DIGEST_MISMATCH'))
+}
+
+/** Sent whole after a probe that found nothing: no list came, and none was asked for. */
+function wholeAfterProbe(t: Transfer): boolean {
+  return t.probeAnswered === true && t.listAsked !== true
+}
+
+/** Came with no chunk list: asked for whole (`want.whole`), or whole after its probe. */
+function cameWithoutList(t: Transfer): boolean {
+  return t.whole === true || wholeAfterProbe(t)
 }
 
 /** A file's chunks as a record keeps them: all, or the sample of a large file. */
@@ -344,7 +354,7 @@ class Receiver {
    *  (BAD_MESSAGE past it) and by the session's memory budget (cut short past it). */
   async #chunkPiece(msg: Extract<Message, { t: 'chunks' }>): Promise<void> {
     const t = this.#transfer(msg.id)
-    if (t.probeAnswered === true && t.listAsked !== true) throw new DsyncError('BAD_MESSAGE', `chunk list for file id ${msg.id} after its probe, not asked for`)
+    if (wholeAfterProbe(t)) throw new DsyncError('BAD_MESSAGE', `chunk list for file id ${msg.id} after its probe, not asked for`)
     if ((t.queue !== undefined && t.whole !== true) || t.digest !== undefined) throw new DsyncError('BAD_MESSAGE', `chunk list for file id ${msg.id} after its list was complete`)
     if (t.size !== undefined && t.size !== msg.size) throw new DsyncError('BAD_MESSAGE', `chunk list of ${t.entry.path}: pieces disagree on the file's size`)
     t.size = msg.size
@@ -819,7 +829,7 @@ class Receiver {
       const measured = await this.#sketchSimilarity(t, seed)
       if (measured !== undefined) {
         const note = `measured by sketch, ±${(measured.errorBound * 100).toFixed(1)} points`
-        decision = measured.value >= this.d.options.threshold && measured.value > 0
+        decision = passesThreshold(measured.value, this.d.options.threshold)
           ? { method: 'delta', seed, similarity: measured.value, note }
           : { method: 'whole', seed, similarity: measured.value, note }
       }
@@ -915,7 +925,7 @@ class Receiver {
               ? null
               : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
           // After a probe that found nothing, a whole plan is a `wholeWant` (19 bytes, not 54).
-          this.#out.post(seed === null && t.probeAnswered === true && t.listAsked !== true
+          this.#out.post(seed === null && wholeAfterProbe(t)
             ? { t: 'wholeWant', id: t.id }
             : { t: 'plan', id: t.id, method: seed === null ? 'whole' : 'delta', seed, similarity: event.similarity ?? 0, signature })
         }
@@ -935,8 +945,7 @@ class Receiver {
       // (#probed), and chunked in memory from the bytes written (a streaming chunker per file
       // cost 8 of the receiver's 44 CPU s on 20,000 such files). One that grew on the sender
       // past WHOLE_KEPT_BYTES since is read when first needed as a seed.
-      const noList = t.whole === true || (t.probeAnswered === true && t.listAsked !== true)
-      const written: Uint8Array[] | undefined = noList ? [] : undefined
+      const written: Uint8Array[] | undefined = cameWithoutList(t) ? [] : undefined
       let writtenBytes = 0
       let onWrite: ((b: Uint8Array) => Promise<void> | void) | undefined
       if (tee !== undefined) {
@@ -974,8 +983,7 @@ class Receiver {
       tee?.close()
       // Asked for whole and not a byte came: the sender could not read it, and said why in a
       // `notice` (as a chunk list without a digest says it).
-      const noList = t.whole === true || (t.probeAnswered === true && t.listAsked !== true)
-      if (noList && t.dataSeen !== true && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
+      if (cameWithoutList(t) && t.dataSeen !== true && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.
         t.retried = true
@@ -1038,7 +1046,7 @@ class Receiver {
             return event
           }
           const measured = matchedSimilarity(list)[this.d.options.metric as MetricName] ?? 0
-          const whole = !(measured >= this.d.options.threshold && measured > 0)
+          const whole = !passesThreshold(measured, this.d.options.threshold)
           this.#out.post({ t: 'refine', id: t.id, signature: null, ...(whole && { whole: true }) })
           return {
             ...event,

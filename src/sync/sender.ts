@@ -4,7 +4,7 @@ import {
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
-import { fsError, openFileSource, openSeedReader, readSmallRegularSync, resolveInside } from '../fs/index.js'
+import { fsError, openFileSource, openSeedReader, readSmallRegularSync, resolveInside, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
 import { LIMITS, PROBE_KEY_BYTES, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
@@ -162,6 +162,13 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
     plans.push({ plan, wantedWhole })
   }
+  /** Sends file `id` whole as if a whole `plan` had come (a `want.whole`, or a `wholeWant` after
+   *  its probe): nothing sent and it cannot be read, it ends quietly with a notice (none for a
+   *  file gone since), as an unreadable file's chunk list does. */
+  const queueWhole = (id: number): void => {
+    queuePlan({ t: 'plan', id, method: 'whole', seed: null, similarity: 0, signature: null }, true)
+    wake()
+  }
   /** Paths whose chunk list (or whole content) went out once: asked again, the file changed
    *  while it was sent. */
   const listed = new Set<string>()
@@ -272,12 +279,17 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   for (let i = 0; i < (d.concurrency ?? 8); i++) scope.spawn(worker)
   signal.addEventListener('abort', wake, { once: true })
 
+  /** The entry of a file this side listed, which alone the receiver may ask for. */
+  const listedFile = (path: string): TreeEntry => {
+    const e = files.get(path)
+    if (e?.kind !== 'file' || !sent.has(path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${path}, which is not a file of the list`)
+    return e
+  }
   /** The record to send for a wanted path, read now unless the store's is current; asked
    *  again (the receiver saw the file change while it was being sent), the file is looked at
    *  afresh. Undefined when it vanished or cannot be read (`skipped` said why). */
   const recordFor = async (path: string): Promise<FileRecord | undefined> => {
-    const e = files.get(path)
-    if (e?.kind !== 'file' || !sent.has(path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${path}, which is not a file of the list`)
+    const e = listedFile(path)
     if (listed.has(path)) {
       try {
         const st = lstatSync(await resolveInside(d.root, path))
@@ -301,14 +313,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // A file at a new path (§4.6): a few keys for the receiver to look up instead of a list
       // nobody may use (a new 1 MiB file's list is 2.5 KB; a probe ~60 bytes).
       probed.add(msg.id)
-      const fps = probeFingerprints(rec.chunks, PROBE_KEYS)
-      const full = new Uint8Array(FINGERPRINT_BYTES)
-      const keys = new Uint8Array(fps.length * PROBE_KEY_BYTES)
-      fps.forEach((fp, i) => {
-        fingerprintToBytes(fp, full)
-        keys.set(full.subarray(0, PROBE_KEY_BYTES), i * PROBE_KEY_BYTES)
-      })
-      out.post({ t: 'probe', id: msg.id, size: rec.size, keys, ...(msg.digest === true && { digest: rec.digest }) })
+      out.post({ t: 'probe', id: msg.id, size: rec.size, keys: probeKeys(rec.chunks), ...(msg.digest === true && { digest: rec.digest }) })
       return
     }
     postList(msg.id, rec)
@@ -366,11 +371,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       if (msg.t === 'want' && msg.whole === true) {
         // A small new file the receiver can build from nothing it has: no chunk list, no
         // plan; it goes whole now, one read (PROTOCOL.md §4).
-        if (files.get(msg.path)?.kind !== 'file' || !sent.has(msg.path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${msg.path}, which is not a file of the list`)
+        listedFile(msg.path)
         paths.set(msg.id, msg.path)
         listed.add(msg.path) // asked again (it grew, or changed while read), it is read afresh
-        queuePlan({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null }, true)
-        wake()
+        queueWhole(msg.id)
       } else if (msg.t === 'want') {
         // Answered in a task: the file may have to be read first, and reads overlap. A peer
         // that asks faster than files are read waits here (the receiver keeps 64 asked).
@@ -388,9 +392,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         if (msg.t === 'chunksWant') {
           scope.spawn(async () => postList(msg.id, await files.record(path)))
         } else {
-          // As asked for whole: a file gone since its probe ends quietly (a notice otherwise).
-          queuePlan({ t: 'plan', id: msg.id, method: 'whole', seed: null, similarity: 0, signature: null }, true)
-          wake()
+          queueWhole(msg.id)
         }
       } else if (msg.t === 'sketchWant') {
         const path = paths.get(msg.id)
@@ -443,6 +445,18 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     else d.report.add({ path, action: 'unchanged', size: files.get(path)?.size ?? 0 })
   }
   d.report.countScan(files.filesRead)
+}
+
+/** A probe's keys (PROTOCOL.md §4.6): the first PROBE_KEY_BYTES of each probe fingerprint. */
+function probeKeys(chunks: FileRecord['chunks']): Uint8Array {
+  const fps = probeFingerprints(chunks, PROBE_KEYS)
+  const full = new Uint8Array(FINGERPRINT_BYTES)
+  const keys = new Uint8Array(fps.length * PROBE_KEY_BYTES)
+  fps.forEach((fp, i) => {
+    fingerprintToBytes(fp, full)
+    keys.set(full.subarray(0, PROBE_KEY_BYTES), i * PROBE_KEY_BYTES)
+  })
+  return keys
 }
 
 /** A file's bytes in memory as a SeedReader (a small file kept from its read). */

@@ -6,15 +6,19 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 2
+export const PROTOCOL_VERSION = 3
 
 /** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
- *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); push and pull
- *  are the same in both. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([2, 1])
+ *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); version 3 lets a
+ *  sender pack whole files together in a `bundle` (§4.7). Otherwise push and pull are the same
+ *  in all. */
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([3, 2, 1])
 
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
+
+/** The first version whose receivers take a `bundle` (§4.7). */
+export const BUNDLE_PROTOCOL_VERSION = 3
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -27,6 +31,10 @@ export const LIMITS = Object.freeze({
   maxHandshakeFrameBytes: 16 * KiB,
   /** `data.bytes` length. */
   maxDataBytes: 1 * MiB,
+  /** Files in one `bundle`, and their bytes (`bundle.raw`): with the compressed bytes (never
+   *  more than `raw`) and 1024 × 10 bytes of ids and sizes, it fits in a frame. */
+  maxBundleFiles: 1024,
+  maxBundleBytes: 3 * MiB + 768 * KiB,
   maxExcludes: 256,
   maxFileListBytes: 4 * MiB,
   maxPatternBytes: 1024,
@@ -161,6 +169,11 @@ export type WireMessage =
   | { t: 'refine'; id: number; signature: Uint8Array | null; whole?: boolean }
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }
+  /** (version 3, sender→receiver, §4.7) the whole `data` streams of n files, packed together:
+   *  `ids` and `sizes` (each stream's length) in order, the streams one after another, `raw`
+   *  bytes in all (the sum of `sizes`), compressed as one frame of codec `codec` (as in
+   *  `files`). Each file is then done, as after its `dataEnd`. */
+  | { t: 'bundle'; ids: number[]; sizes: number[]; codec: number; raw: number; z: Uint8Array }
   /** `seed` and `similarity` (0..1) say why a file was sent as it was; `conflictCopy` names
    *  where the receiver kept its own version of a file changed on both sides. */
   | {

@@ -1,4 +1,4 @@
-import { compressFrame } from '../compress/index.js'
+import { CODEC, compressFrame, type CodecId } from '../compress/index.js'
 import type { FileDigest } from '../hash/index.js'
 import { ByteWriter } from './bytes.js'
 import { DELTA_MAGIC, DELTA_VERSION, LITERAL_FRAME_BYTES, OP } from './delta-format.js'
@@ -31,8 +31,9 @@ export class DeltaWriter {
   literalBytes = 0
   copiedBytes = 0
 
-  /** `level`: zstd level of the literal frames (default: the codec's, DEFAULT_LEVEL). */
-  constructor(seedSize: number, private readonly level?: number) {
+  /** `level`: zstd level of the literal frames (default: the codec's, DEFAULT_LEVEL); `codec`:
+   *  theirs (default: zstd, or stored where it would not shrink them). */
+  constructor(seedSize: number, private readonly opts: { readonly level?: number; readonly codec?: CodecId } = {}) {
     const h = new ByteWriter(16)
     for (const m of DELTA_MAGIC) h.u8(m)
     h.u8(DELTA_VERSION)
@@ -67,7 +68,7 @@ export class DeltaWriter {
     this.#endLiteral()
     if (this.#frameLen > 0) {
       const raw = this.#frame.subarray(0, this.#frameLen)
-      const f = compressFrame(raw, this.level === undefined ? {} : { level: this.level })
+      const f = compressFrame(raw, this.opts)
       const h = new ByteWriter(16)
       h.u8(OP.FRAME)
       h.u8(f.codec)
@@ -133,4 +134,16 @@ export class DeltaWriter {
     this.#out = []
     return out
   }
+}
+
+/**
+ * A file with no seed, as a delta whose literals are stored as they are: how a receiver hands a
+ * file of a `bundle` (whose bytes came compressed together with the others') to the writer and
+ * checks every delta goes through (PROTOCOL.md §4.7).
+ */
+export function storedDelta(content: Uint8Array, digest: FileDigest): Uint8Array[] {
+  const w = new DeltaWriter(0, { codec: CODEC.STORED })
+  w.literal(content)
+  w.finish(content.length, digest)
+  return w.take()
 }

@@ -47,7 +47,7 @@ export function encodeDelta(
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
-    const writer = new DeltaWriter(sig.seedSize, opts.level)
+    const writer = new DeltaWriter(sig.seedSize, { level: opts.level })
     const digester = opts.digest === undefined ? new FileDigester() : undefined
     const matcher = new Matcher(sig, writer)
     let size = 0

@@ -80,7 +80,7 @@ export function encodeMatchedDelta(
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
-    const w = new DeltaWriter(list.seedSize, opts.level)
+    const w = new DeltaWriter(list.seedSize, { level: opts.level })
     let pos = 0
     const literalTo = async function* (end: number): AsyncGenerator<Uint8Array> {
       for (; pos < end; ) {

@@ -1,7 +1,7 @@
 /** File-system edge: reading files as streams, path safety, walking trees, atomic writes. */
 export { READ_BUFFER_BYTES, regularFileSize, openFileSource } from './file-source.js'
 export { asFileError, fsError } from './fs-error.js'
-export { openRegular, readSmallRegularSync, setMetadata, type OpenRegularOptions } from './open-regular.js'
+export { openRegular, readRegular, readSmallRegularSync, setMetadata, type OpenRegularOptions } from './open-regular.js'
 export { chunkPath } from './chunk-path.js'
 export { sketchPath } from './sketch-path.js'
 export { STATE_DIR_NAME, TEMP_PREFIX, type TreeEntry, comparePaths, tempFileOwner } from './tree-entry.js'

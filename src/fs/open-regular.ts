@@ -73,6 +73,26 @@ export function readSmallRegularSync(path: string, size: number, opts: OpenRegul
   }
 }
 
+/** readSmallRegularSync for larger files: the reads run in the thread pool while the event loop
+ *  goes on (the sender's bundles read files of up to 1 MiB so). */
+export async function readRegular(path: string, size: number, opts: OpenRegularOptions = {}): Promise<Uint8Array | undefined> {
+  const fh = await openRegular(path, opts)
+  try {
+    const buf = new Uint8Array(size + 1)
+    let n = 0
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, null)
+      if (bytesRead === 0) return buf.subarray(0, n)
+      n += bytesRead
+      if (n > size) return undefined
+    }
+  } catch (err) {
+    throw err instanceof DsyncError ? err : fsError(err, path, 'read it')
+  } finally {
+    await fh.close()
+  }
+}
+
 function openFlags(opts: OpenRegularOptions): number {
   return fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | (opts.noFollow ? fsConstants.O_NOFOLLOW : 0) | (opts.directory ? fsConstants.O_DIRECTORY : 0)
 }

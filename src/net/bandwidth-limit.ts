@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { wrapChannel, type Channel } from './channel.js'
+import { fileDataBytes } from './messages.js'
 
 /** Time as the bucket sees it: a seam for tests, the real clock by default. */
 export interface BucketClock {
@@ -43,7 +44,7 @@ export class TokenBucket {
 }
 
 /**
- * Wraps a channel so that file data (`data` messages) moves at no more than `bytesPerSecond`
+ * Wraps a channel so that file data (`data` and `bundle` messages) moves at no more than `bytesPerSecond`
  * either way: sends wait for the bucket; received data is handed on only when the bucket allows,
  * and the channel stops reading the socket while its consumer lags, so TCP slows the peer's
  * sender too (a pull is limited without the server knowing of the limit). rsync's --bwlimit.
@@ -52,12 +53,14 @@ export function withBandwidthLimit(channel: Channel, bytesPerSecond: number, opt
   const bucket = new TokenBucket(bytesPerSecond, opts.clock)
   return wrapChannel(channel, {
     async send(msg) {
-      if (msg.t === 'data') await bucket.take(msg.bytes.length, opts.signal)
+      const bytes = fileDataBytes(msg)
+      if (bytes > 0) await bucket.take(bytes, opts.signal)
       return channel.send(msg)
     },
     async *messages() {
       for await (const msg of channel.messages()) {
-        if (msg.t === 'data') await bucket.take(msg.bytes.length, opts.signal)
+        const bytes = fileDataBytes(msg)
+        if (bytes > 0) await bucket.take(bytes, opts.signal)
         yield msg
       }
     },

@@ -97,7 +97,7 @@ function zeroMask(mask: Uint8Array): void {
   mask.fill(0)
 }
 
-export async function connect(url: string, opts: ConnectOptions): Promise<{ channel: Channel; subdir: string }> {
+export async function connect(url: string, opts: ConnectOptions): Promise<{ channel: Channel; subdir: string; version: number }> {
   const { wsUrl, subdir } = parseDsyncUrl(url)
   if (opts.signal?.aborted) throw aborted()
   const timeoutMs = opts.handshakeTimeoutMs ?? LIMITS.handshakeTimeoutMs
@@ -122,8 +122,8 @@ export async function connect(url: string, opts: ConnectOptions): Promise<{ chan
   }, timeoutMs)
   try {
     await opened(ws, url)
-    await clientHandshake(channel, opts, subdir, url)
-    return { channel, subdir }
+    const version = await clientHandshake(channel, opts, subdir, url)
+    return { channel, subdir, version }
   } catch (err) {
     if (opts.signal?.aborted) throw aborted()
     channel.close(CLOSE.normal)

@@ -165,6 +165,30 @@ const CODECS: CodecTable = {
     toWire: (m) => ({ t: 'dataEnd', id: m.id }),
     fromWire: (f) => ({ t: 'dataEnd', id: f.int('id', 0, U32_MAX) }),
   },
+  bundle: {
+    toWire: (m) => {
+      const n = m.streams.length
+      const sum = m.streams.reduce((a, b) => a + b.size, 0)
+      if (n === 0 || n > LIMITS.maxBundleFiles || sum !== m.raw || m.raw > LIMITS.maxBundleBytes || m.z.length > m.raw) {
+        throw internal(`'bundle' of ${n} files, ${sum} bytes listed, raw ${m.raw}, ${m.z.length} packed; send 1–${LIMITS.maxBundleFiles} files of at most ${LIMITS.maxBundleBytes} bytes, packed no larger`)
+      }
+      return { t: 'bundle', ids: m.streams.map((b) => b.id), sizes: m.streams.map((b) => b.size), codec: m.codec, raw: m.raw, z: m.z }
+    },
+    fromWire: (f) => {
+      const ids = f.array('ids', LIMITS.maxBundleFiles)
+      const sizes = f.array('sizes', LIMITS.maxBundleFiles)
+      if (ids.length === 0) throw f.bad('ids', 'is empty; a bundle holds at least one file')
+      if (sizes.length !== ids.length) throw f.bad('sizes', `has ${sizes.length} items for ${ids.length} ids`)
+      const raw = f.int('raw', 0, LIMITS.maxBundleBytes)
+      const streams = ids.map((id, i) => ({ id: checkInt(f, `ids[${i}]`, id, 0, U32_MAX), size: checkInt(f, `sizes[${i}]`, sizes[i], 1, raw) }))
+      if (new Set(streams.map((b) => b.id)).size !== streams.length) throw f.bad('ids', 'names a file twice')
+      const sum = streams.reduce((a, b) => a + b.size, 0)
+      if (sum !== raw) throw f.bad('sizes', `add up to ${sum} bytes, not raw (${raw})`)
+      // Never larger than raw: a sender stores a frame that would not shrink (compressFrame).
+      return { t: 'bundle', streams, codec: f.int('codec', 0, 255), raw, z: f.bytes('z', { max: raw }) }
+    },
+  },
+
   result: {
     toWire: (m) => ({
       t: 'result', id: m.id, path: m.path, action: m.action, ok: m.ok,

@@ -16,6 +16,8 @@ export interface Session {
   readonly options: SessionOptions
   /** The peer's address:port (or 'stdio'), for logs. */
   readonly peer: string
+  /** The protocol version agreed. */
+  readonly version: number
 }
 
 /** The server's name in `hello`, for the peer's logs. */
@@ -70,7 +72,7 @@ export async function serverHandshake(channel: FrameChannel, opts: ServerHandsha
     version: auth.version,
     mac: opts.token === null ? new Uint8Array(0) : serverMac(opts.token, transcript),
   })
-  return { role: auth.role, subdir: auth.subdir, options: auth.options, peer }
+  return { role: auth.role, subdir: auth.subdir, options: auth.options, peer, version: auth.version }
 }
 
 /** The client's side of the handshake. */
@@ -86,9 +88,9 @@ export interface ClientHandshakeOptions {
 /**
  * Runs the client's half: picks the highest common version, proves the token, checks the
  * server's proof. `where` (the URL) prefixes every error message. Throws DsyncError NETWORK,
- * BAD_MESSAGE, PROTOCOL_VERSION, AUTH_FAILED.
+ * BAD_MESSAGE, PROTOCOL_VERSION, AUTH_FAILED. Returns the version agreed.
  */
-export async function clientHandshake(channel: FrameChannel, opts: ClientHandshakeOptions, subdir: string, where: string): Promise<void> {
+export async function clientHandshake(channel: FrameChannel, opts: ClientHandshakeOptions, subdir: string, where: string): Promise<number> {
   const hello = await receiveOrExplain(channel, where)
   if (hello.t !== 'hello') throw new DsyncError('BAD_MESSAGE', `${where}: expected 'hello' first, got '${hello.t}'`)
   const ours = opts.versions ?? SUPPORTED_VERSIONS
@@ -137,6 +139,7 @@ export async function clientHandshake(channel: FrameChannel, opts: ClientHandsha
     channel.fail(err)
     throw err
   }
+  return version
 }
 
 /** The next handshake message; a server's `error` becomes a DsyncError naming the URL. */

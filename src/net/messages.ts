@@ -16,6 +16,13 @@ export interface SeedShown {
 /** At most this many weighed seeds go back with a file's result. */
 export const MAX_SHOWN_CANDIDATES = 3
 
+/** One file of a `bundle`: its id and the length of its data stream, which starts at the sum of
+ *  the lengths before it. */
+export interface BundleStream {
+  readonly id: number
+  readonly size: number
+}
+
 export type Message =
   /** S→C, first message: versions the server speaks, its name, a fresh random challenge. */
   | { t: 'hello'; versions: number[]; server: string; challenge: Uint8Array }
@@ -76,6 +83,10 @@ export type Message =
   /** sender→receiver: delta stream bytes, at most `LIMITS.maxDataBytes` each. */
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }
+  /** sender→receiver (version 3): the whole data streams of several files, compressed together
+   *  as one frame (`raw` bytes once unpacked: src/sync/bundle.ts); each file is then done, as
+   *  after its `dataEnd` (PROTOCOL.md §4.7). */
+  | { t: 'bundle'; streams: readonly BundleStream[]; codec: number; raw: number; z: Uint8Array }
   /** receiver→sender: what happened to one file. */
   | {
       t: 'result'
@@ -175,3 +186,9 @@ export type SyncStep = 'opsEnd' | 'opsApplied' | 'phaseEnd' | 'syncEnd' | 'syncD
 
 /** Session roles, named for what the client does; `sync` goes both ways (protocol 2). */
 export type Role = 'push' | 'pull' | 'sync'
+
+/** Bytes of file data a message carries (what --bwlimit meters): a `data` message's, a
+ *  `bundle`'s as packed; 0 for any other. */
+export function fileDataBytes(msg: Message): number {
+  return msg.t === 'data' ? msg.bytes.length : msg.t === 'bundle' ? msg.z.length : 0
+}

@@ -103,8 +103,8 @@ export async function connectSsh(url: string, opts: SshOptions): Promise<Transpo
     await exited
   }
   try {
-    await clientHandshake(channel, opts, '', url)
-    return { channel, subdir: '', finished }
+    const version = await clientHandshake(channel, opts, '', url)
+    return { channel, subdir: '', version, finished }
   } catch (err) {
     channel.close(CLOSE.normal)
     await finished()

@@ -8,6 +8,8 @@ export interface Transport {
   readonly channel: Channel
   /** '' for the served root, else the subdir the URL named (WebSocket only). */
   readonly subdir: string
+  /** The protocol version agreed in the handshake. */
+  readonly version: number
   /** Resolves once the transport is gone after the channel's close: for ssh, when the child
    *  process has exited (killed if it lingers), so no remote shell outlives the session. */
   finished(): Promise<void>
@@ -32,6 +34,6 @@ export interface TransportOptions extends ConnectOptions {
 export async function connectTransport(url: string, opts: TransportOptions): Promise<Transport> {
   // ssh authenticated both ends; a token (say, from DSYNC_TOKEN) has no server to check it.
   if (isSshTarget(url)) return connectSsh(url, { ...opts, token: null })
-  const { channel, subdir } = await connect(url, opts)
-  return { channel, subdir, finished: async () => undefined }
+  const { channel, subdir, version } = await connect(url, opts)
+  return { channel, subdir, version, finished: async () => undefined }
 }

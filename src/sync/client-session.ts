@@ -83,7 +83,7 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
     const run = (): Promise<SyncResult> =>
       withLocalTree(root, { create: role !== 'push', dryRun: options.dryRun }, async (tree, store) => {
         const report = new SyncReport(o.onEvent, o.onProgress)
-        const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, ...(o.onNotice && { onNotice: o.onNotice }) }
+        const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, version: transport.version, ...(o.onNotice && { onNotice: o.onNotice }) }
         const started = Date.now()
         let plan: SyncPlan | undefined
         if (!options.dryRun) await store.pairBases().replicaId(replica)

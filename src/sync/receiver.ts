@@ -16,6 +16,7 @@ import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, 
 import { sameMtime, sampleChunks, type FileRecord, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
+import { unpackBundle } from './bundle.js'
 import { checkOverwrite, conflictCopyPath } from './conflict.js'
 import { deleteExtras } from './delete-extras.js'
 import { Semaphore } from './limit.js'
@@ -174,8 +175,10 @@ interface Transfer {
   probe?: boolean
   probeAnswered?: boolean
   listAsked?: boolean
-  /** some of its `data` has come */
+  /** some of its data (`data`, or all of it in a `bundle`) has come for the current request */
   dataSeen?: boolean
+  /** all of it came in a `bundle` */
+  bundled?: boolean
 }
 
 /**
@@ -330,6 +333,18 @@ class Receiver {
       case 'dataEnd':
         this.#streaming(msg.id)?.queue?.end()
         return
+      case 'bundle':
+        // Whole data streams of several files (§4.7): each goes to its writer, and is complete.
+        for (const s of unpackBundle(msg)) {
+          const t = this.#streaming(s.id)
+          if (t === undefined) continue
+          if (t.dataSeen === true) throw new DsyncError('BAD_MESSAGE', `bundle with file id ${s.id}, whose data has come already`)
+          t.dataSeen = true
+          t.bundled = true
+          await t.queue!.push(s.bytes)
+          t.queue!.end()
+        }
+        return
       case 'matches': {
         const box = this.#transfers.get(msg.id)?.matches
         if (box === undefined) throw new DsyncError('BAD_MESSAGE', `matches for file id ${msg.id}, which has no refined exchange waiting for them`)
@@ -391,6 +406,8 @@ class Receiver {
     const t = this.#transfers.get(id)
     if (t === undefined && id > 0 && id < this.#nextId) return undefined
     if (t?.queue === undefined) throw new DsyncError('BAD_MESSAGE', `data for file id ${id}, which has no plan`)
+    // A bundle held all of it: nothing more may come for this request.
+    if (t.bundled === true) throw new DsyncError('BAD_MESSAGE', `data for file id ${id}, which came whole in a bundle`)
     return t
   }
 
@@ -915,6 +932,8 @@ class Receiver {
       // sender streams it as the want said.
       if (t.whole !== true) {
         t.queue = new ByteQueue(signal)
+        t.dataSeen = false
+        t.bundled = false
         // A trial was decided on a refined exchange (#decideAndFetch): it runs one whatever
         // the seed became since, or the threshold would never be applied to it.
         if (seedAbs !== null && (trial || this.#refines(t, seed!))) {

@@ -1,15 +1,16 @@
 import {
   decodeRefineSignature, decodeSignature, EMPTY_SIGNATURE, encodeDelta, encodeMatchedDelta, encodeMatches, matchTarget, MAX_MATCHES, refineMatches,
-  type DeltaStats, type SeedReader, type Signature,
+  storedDelta, type DeltaStats, type SeedReader, type Signature,
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
-import { fsError, openFileSource, openSeedReader, readSmallRegularSync, resolveInside, type TreeEntry } from '../fs/index.js'
+import { fsError, openFileSource, openSeedReader, readRegular, readSmallRegularSync, resolveInside, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
-import { LIMITS, PROBE_KEY_BYTES, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
-import { FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
+import { digestBytes, FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
 import { encodeSketch, sketchStream } from '../similarity/index.js'
+import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
@@ -53,6 +54,13 @@ const PROBE_KEYS = 8
 /** A list of at most this many chunks (≤ 16 × 20 bytes) goes instead of a probe asked for: it
  *  costs about as much, and saves the receiver a round trip if it finds a seed. */
 const PROBE_ABOVE_CHUNKS = 16
+
+/**
+ * Longest a file waits in a bundle for the files whose wants are still being answered (whose
+ * `wholeWant` may follow): 10 new 512 KiB text files were asked for over ~100 ms, and sent in
+ * bundles of 1–3 files when a bundle went as soon as nothing was read for it.
+ */
+const BUNDLE_HOLD_MS = 50
 
 /** `want`s answered at once (each may be reading its file); more wait in the socket. */
 const MAX_ANSWERING = 64
@@ -140,13 +148,15 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   const paths = new Map<number, string>()
   /** the digest each file's chunk list carried (the receiver expects it), until it is sent */
   const listedDigest = new Map<number, FileRecord['digest']>()
-  /** A file asked for whole (small when listed), read in one synchronous read as readRecord
-   *  does for a chunk list; undefined when it grew past WHOLE_READ_BYTES (it streams then). */
-  const readWholeSmall = (path: string): Uint8Array | undefined => {
+  /** A file sent whole and at most `max` bytes when listed, read in one go: synchronously up to
+   *  WHOLE_READ_BYTES, as readRecord reads for a chunk list (readSmallRegularSync says why).
+   *  Undefined when it grew past that since (it streams then). */
+  const readWhole = async (path: string, max: number): Promise<Uint8Array | undefined> => {
     const e = files.get(path)
-    if (e === undefined || e.size > WHOLE_READ_BYTES) return undefined
+    if (e === undefined || e.size > max) return undefined
+    const abs = join(d.root, path)
     try {
-      return readSmallRegularSync(join(d.root, path), e.size, { noFollow: true })
+      return e.size <= WHOLE_READ_BYTES ? readSmallRegularSync(abs, e.size, { noFollow: true }) : await readRegular(abs, e.size, { noFollow: true })
     } catch (err) {
       // Named by its path in the tree, as readRecord does: the peer is told of it.
       if (isDsyncError(err, 'NOT_FOUND')) throw new DsyncError('NOT_FOUND', `${path}: gone since the walk`, { path })
@@ -238,15 +248,31 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       refining.delete(id)
     }
   }
+  /**
+   * A file that could not be sent: the error is the session's (thrown) or the file's. The
+   * receiver then sees a truncated delta and drops the file; the reason is reported here. Asked
+   * for whole and nothing sent, it drops the file quietly: a notice tells it why (as an
+   * unreadable file's chunk list does), and a file gone since the walk is no error.
+   */
+  const fileFailed = (err: unknown, id: number, path: string, whole: boolean, sentAny: boolean): void => {
+    if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK' || err.code === 'BAD_MESSAGE') throw err
+    if (whole && !sentAny) {
+      if (err.code !== 'NOT_FOUND') skipped(err)
+    } else {
+      d.report.add({ path, action: 'error', code: err.code, message: err.message })
+    }
+    paths.delete(id)
+  }
   const sendFile = async (plan: PlanMessage, whole: boolean): Promise<void> => {
     const path = paths.get(plan.id)
     if (path === undefined) throw new DsyncError('BAD_MESSAGE', `plan for file id ${plan.id}, which was never asked for`)
+    if (forBundle(plan) && (await bundled(plan.id, path, whole))) return
     let sentAny = false
     try {
       const sig = plan.signature === null ? EMPTY_SIGNATURE : decodeSignature(plan.signature)
       // A small file is sent from what was read for its chunk list (or, asked for whole, read
       // now in one synchronous read, as for a chunk list); others are read again.
-      const kept = files.takeContent(path) ?? (whole ? readWholeSmall(path) : undefined)
+      const kept = files.takeContent(path) ?? (whole ? await readWhole(path, WHOLE_READ_BYTES) : undefined)
       const source = kept !== undefined ? [kept] : openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })
       // Sent whole, a file read for its list this session is not hashed again: the digest the
       // list carried ends the delta, and the receiver, which checks the bytes against it, asks
@@ -263,18 +289,82 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       }
       stats.set(plan.id, delta.stats())
     } catch (err) {
-      if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK' || err.code === 'BAD_MESSAGE') throw err
-      // The receiver sees a truncated delta and drops the file; the reason is reported here.
-      // Asked for whole and nothing sent, it drops the file quietly: a notice tells it why
-      // (as an unreadable file's chunk list does), and a file gone since the walk is no error.
-      if (whole && !sentAny) {
-        if (err.code !== 'NOT_FOUND') skipped(err)
-      } else {
-        d.report.add({ path, action: 'error', code: err.code, message: err.message })
-      }
-      paths.delete(plan.id)
+      fileFailed(err, plan.id, path, whole, sentAny)
     }
     await channel.send({ t: 'dataEnd', id: plan.id })
+  }
+
+  /** Whole files gathered for the next `bundle` (PROTOCOL.md §4.7): a receiver of version 3 on. */
+  const bundle = (d.version ?? PROTOCOL_VERSION) >= BUNDLE_PROTOCOL_VERSION ? new BundleBuilder() : undefined
+  /** files being read for the bundle; wants of files small enough for it being answered, and
+   *  such files answered with a probe: the receiver may ask for them whole next */
+  let bundleReads = 0
+  let smallAnswering = 0
+  const smallProbed = new Set<number>()
+  let bundleSendQueued = false
+  /** when the bundle's first file went in, and the timer that sends it BUNDLE_HOLD_MS later */
+  let bundleSince = 0
+  let bundleHold: NodeJS.Timeout | undefined
+  /** A plan the bundle takes: a whole file, of at most BUNDLE_FILE_BYTES when listed. */
+  const forBundle = (plan: PlanMessage): boolean =>
+    bundle !== undefined && plan.method === 'whole' && plan.refine !== true && plan.signature === null && (files.get(paths.get(plan.id) ?? '')?.size ?? Infinity) <= BUNDLE_FILE_BYTES
+  const sendBundle = async (msg: Extract<Message, { t: 'bundle' }> | undefined): Promise<void> => {
+    if (msg === undefined) return
+    await channel.send(msg)
+    d.onBytes?.(msg.z.length)
+  }
+  /**
+   * Sends the bundle once nothing more is on its way into it: no file being read for it, no plan
+   * for it queued, the messages already come in handled (a burst of `wholeWant`s, which
+   * setImmediate waits for), and no small file's want being answered or probe unanswered (its
+   * `wholeWant` may come next), or once it has waited BUNDLE_HOLD_MS for those. Whoever is last sends it; a file
+   * that does not fit sends it first.
+   */
+  const sendBundleSoon = (): void => {
+    if (bundleSendQueued || bundle === undefined || bundle.count === 0) return
+    bundleSendQueued = true
+    setImmediate(() => {
+      bundleSendQueued = false
+      if (signal.aborted || bundle.count === 0 || bundleReads > 0 || plans.some((p) => forBundle(p.plan))) return
+      const held = performance.now() - bundleSince
+      if ((smallAnswering > 0 || smallProbed.size > 0) && held < BUNDLE_HOLD_MS) {
+        bundleHold ??= setTimeout(() => {
+          bundleHold = undefined
+          sendBundleSoon()
+        }, BUNDLE_HOLD_MS - held)
+        return
+      }
+      clearTimeout(bundleHold)
+      bundleHold = undefined
+      scope.spawn(() => sendBundle(bundle.take(level)))
+    })
+  }
+  /** Puts file `id`, sent whole, in the bundle as its whole data stream (a delta of stored
+   *  literals: the bundle compresses them all at once). False when it grew too large for it
+   *  since it was listed: it streams then. A file that cannot be read ends as in sendFile. */
+  const bundled = async (id: number, path: string, whole: boolean): Promise<boolean> => {
+    bundleReads++
+    try {
+      const content = files.takeContent(path) ?? (await readWhole(path, BUNDLE_FILE_BYTES))
+      if (content === undefined) return false
+      // As in sendFile: the listed digest, which the receiver checks the bytes against.
+      const digest = listedDigest.get(id) ?? digestBytes(content)
+      listedDigest.delete(id)
+      const stream = storedDelta(content, digest)
+      const size = stream.reduce((a, b) => a + b.length, 0)
+      const full = bundle!.fits(size) ? undefined : bundle!.take(level)
+      if (bundle!.count === 0) bundleSince = performance.now()
+      bundle!.add(id, stream)
+      stats.set(id, { targetSize: content.length, copiedBytes: 0, literalBytes: content.length, encodedBytes: size })
+      await sendBundle(full)
+    } catch (err) {
+      fileFailed(err, id, path, whole, false)
+      await channel.send({ t: 'dataEnd', id })
+    } finally {
+      bundleReads--
+      sendBundleSoon()
+    }
+    return true
   }
   for (let i = 0; i < (d.concurrency ?? 8); i++) scope.spawn(worker)
   signal.addEventListener('abort', wake, { once: true })
@@ -313,6 +403,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // A file at a new path (§4.6): a few keys for the receiver to look up instead of a list
       // nobody may use (a new 1 MiB file's list is 2.5 KB; a probe ~60 bytes).
       probed.add(msg.id)
+      if (bundle !== undefined && rec.size <= BUNDLE_FILE_BYTES) smallProbed.add(msg.id)
       out.post({ t: 'probe', id: msg.id, size: rec.size, keys: probeKeys(rec.chunks), ...(msg.digest === true && { digest: rec.digest }) })
       return
     }
@@ -380,8 +471,14 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // that asks faster than files are read waits here (the receiver keeps 64 asked).
         if (answering >= MAX_ANSWERING) await new Promise<void>((r) => (onAnswered = r))
         answering++
+        const small = bundle !== undefined && (files.get(msg.path)?.size ?? Infinity) <= BUNDLE_FILE_BYTES
+        if (small) smallAnswering++
         scope.spawn(() => answerWant(msg), () => {
           answering--
+          if (small) {
+            smallAnswering--
+            sendBundleSoon()
+          }
           onAnswered?.()
           onAnswered = undefined
         })
@@ -389,6 +486,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         const path = paths.get(msg.id)
         // Once, after a probe: a flood of asks would each read a record, or queue a send.
         if (path === undefined || !probed.delete(msg.id)) throw new DsyncError('BAD_MESSAGE', `${msg.t} for file id ${msg.id}, which was not answered with a probe (or was asked already)`)
+        if (smallProbed.delete(msg.id)) sendBundleSoon()
         if (msg.t === 'chunksWant') {
           scope.spawn(async () => postList(msg.id, await files.record(path)))
         } else {
@@ -409,6 +507,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         queuePlan(msg)
         wake()
       } else if (msg.t === 'result') {
+        if (smallProbed.delete(msg.id)) sendBundleSoon() // settled from its probe: a local copy
         if (msg.id === 0 || paths.has(msg.id)) d.report.add(eventFromResult(msg, stats.get(msg.id)))
       } else if (msg.t === 'done') {
         receiverDone = true
@@ -429,6 +528,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   } finally {
     done = true
     wake()
+    clearTimeout(bundleHold)
   }
   await scope.settled() // a failed file stream ended the session: its error says why
   await files.flush()

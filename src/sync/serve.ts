@@ -18,6 +18,8 @@ export interface ServeOptions {
   readonly limits?: Partial<ServerLimits>
   /** sessions that may queue for the tree behind the running one; the next gets BUSY (default 8) */
   readonly maxWaitingPerTree?: number
+  /** protocol versions offered (default: all this build speaks); tests play an older server */
+  readonly versions?: readonly number[]
 }
 
 /** A running `dsync serve`. */
@@ -47,6 +49,7 @@ export async function serve(o: ServeOptions): Promise<SyncServer> {
     ...(o.tls && { tls: o.tls }),
     log: o.log,
     ...o.limits,
+    ...(o.versions && { versions: o.versions }),
     onSession: (channel, s) =>
       runServedSession(channel, s, { root, log: o.log, signal: o.signal, lock: tree, ...(o.idleTimeoutMs !== undefined && { idleTimeoutMs: o.idleTimeoutMs }) }),
   })

@@ -41,7 +41,7 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
     await withLocalTree(base, { create: s.role !== 'pull', dryRun: s.options.dryRun }, async (tree, store) => {
       const report = new SyncReport()
       const started = Date.now()
-      const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal }
+      const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal, version: s.version }
       // Push and pull keep this client replica's bases as sync does (PeerBases): a dry run keeps none.
       const peer = s.role === 'sync' || s.options.dryRun ? undefined : PeerBases.open(store, s.options.replica)
       const session = peer?.tap(channel) ?? channel

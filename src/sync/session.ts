@@ -18,6 +18,8 @@ export interface RoleDeps {
   readonly options: SessionOptions
   readonly report: SyncReport
   readonly signal: AbortSignal
+  /** the protocol version agreed with the peer (what it understands); absent: this build's */
+  readonly version?: number
 }
 
 /** Chunk params every dsync uses for sync: both sides must cut the same way. */

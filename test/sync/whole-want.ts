@@ -2,11 +2,12 @@ import t, { type Test } from 'tap'
 import { readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chunkBytes, cutterFor } from '../../src/chunk/index.js'
-import { EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
+import { EMPTY_SIGNATURE, encodeDelta, storedDelta } from '../../src/delta/index.js'
 import { digestBytes } from '../../src/hash/index.js'
 import { decode, encode, memoryChannelPair, type Channel, type FileEntry, type Message } from '../../src/net/index.js'
 import { Store } from '../../src/store/index.js'
 import { push, runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
+import { unpackBundle } from '../../src/sync/bundle.js'
 import { randomBytes } from '../support/random.js'
 import { clientOpts, startServer } from '../support/sync.js'
 import { within } from '../support/hostile.js'
@@ -125,33 +126,45 @@ t.test('a sender that predates want.whole answers it with a chunk list: the rece
   t.same(await readFile(join(root, 'a.txt')), bytes)
 })
 
-t.test('the sender answers want.whole with the data alone; a file gone since the walk ends quietly; an unlisted path ends the session', async (t) => {
-  const home = await tempTree(t, { 'a.txt': 'alpha\n', 'gone.txt': 'soon gone\n' })
-  await utimes(join(home, 'a.txt'), HOUR_AGO / 1000, HOUR_AGO / 1000)
-  const store = await openStore(t, home)
-  const [mine, peer] = memoryChannelPair()
-  const report = new SyncReport()
-  const sending = runSender(mine, { root: home, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal: new AbortController().signal })
-  sending.catch(() => undefined)
-  const seen: Message[] = []
-  for await (const m of peer.messages()) {
-    if (m.t === 'filesEnd') {
-      await rm(join(home, 'gone.txt'))
-      await peer.send({ t: 'want', id: 1, path: 'a.txt', whole: true })
-      await peer.send({ t: 'want', id: 2, path: 'gone.txt', whole: true })
-    } else if (m.t !== 'files') {
-      seen.push(m)
-      if (seen.filter((x) => x.t === 'dataEnd').length === 2) break
+for (const version of [2, 3]) {
+  const how = version === 2 ? 'in data messages' : 'in a bundle (version 3)'
+  t.test(`the sender answers want.whole with the data alone, ${how}; a file gone since the walk ends quietly; an unlisted path ends the session`, async (t) => {
+    const home = await tempTree(t, { 'a.txt': 'alpha\n', 'gone.txt': 'soon gone\n' })
+    await utimes(join(home, 'a.txt'), HOUR_AGO / 1000, HOUR_AGO / 1000)
+    const store = await openStore(t, home)
+    const [mine, peer] = memoryChannelPair()
+    const report = new SyncReport()
+    const sending = runSender(mine, { root: home, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal: new AbortController().signal, version })
+    sending.catch(() => undefined)
+    const seen: Message[] = []
+    const ended = (): boolean => seen.filter((x) => x.t === 'dataEnd' || x.t === 'bundle').length === 2
+    for await (const m of peer.messages()) {
+      if (m.t === 'filesEnd') {
+        await rm(join(home, 'gone.txt'))
+        await peer.send({ t: 'want', id: 1, path: 'a.txt', whole: true })
+        await peer.send({ t: 'want', id: 2, path: 'gone.txt', whole: true })
+      } else if (m.t !== 'files') {
+        seen.push(m)
+        if (ended()) break
+      }
     }
-  }
-  t.same(seen.map((m) => m.t), ['data', 'dataEnd', 'dataEnd'], 'no chunk list and no notice: data for a.txt, nothing for the vanished file')
-  const data = seen[0] as Extract<Message, { t: 'data' }>
-  t.same(data.bytes, await wholeDelta(Buffer.from('alpha\n')), 'the whole-file delta of a.txt')
-  t.equal(store.get('a.txt'), undefined, 'the sender did not chunk the file for a record')
+    const alpha = Buffer.from('alpha\n')
+    if (version === 2) {
+      t.same(seen.map((m) => m.t), ['data', 'dataEnd', 'dataEnd'], 'no chunk list and no notice: data for a.txt, nothing for the vanished file')
+      const data = seen[0] as Extract<Message, { t: 'data' }>
+      t.same(data.bytes, await wholeDelta(alpha), 'the whole-file delta of a.txt')
+    } else {
+      t.same(seen.map((m) => m.t).sort(), ['bundle', 'dataEnd'], 'no chunk list, no data and no notice: a bundle for a.txt, nothing for the vanished file')
+      t.match(seen.find((m) => m.t === 'dataEnd'), { id: 2 })
+      const bundle = seen.find((m) => m.t === 'bundle') as Extract<Message, { t: 'bundle' }>
+      t.same(unpackBundle(bundle).map((s) => [s.id, Buffer.from(s.bytes)]), [[1, Buffer.concat(storedDelta(alpha, digestBytes(alpha)))]], 'the whole-file stream of a.txt')
+    }
+    t.equal(store.get('a.txt'), undefined, 'the sender did not chunk the file for a record')
 
-  await peer.send({ t: 'want', id: 3, path: 'not-listed.txt', whole: true })
-  await t.rejects(sending, { code: 'BAD_MESSAGE' }, 'a path outside the list is refused')
-})
+    await peer.send({ t: 'want', id: 3, path: 'not-listed.txt', whole: true })
+    await t.rejects(sending, { code: 'BAD_MESSAGE' }, 'a path outside the list is refused')
+  })
+}
 
 t.test('a first push of small new files asks for them whole, and a second push reads and sends nothing', async (t) => {
   const files: Record<string, Uint8Array> = {}

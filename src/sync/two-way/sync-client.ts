@@ -108,13 +108,13 @@ async function syncClient(channel: Channel, d: SyncClientDeps): Promise<SyncPlan
   // Push phase: this side sends what the plan says, the server receives.
   const roleOptions = { ...d.options, delete: false, force: false }
   await runSender(phaseChannel(channel), {
-    root: d.root, store: d.store, params: d.params, options: roleOptions, report: new SideReport(d.report, 'remote'), signal: d.signal,
+    root: d.root, store: d.store, params: d.params, options: roleOptions, ...(d.version !== undefined && { version: d.version }), report: new SideReport(d.report, 'remote'), signal: d.signal,
     files, only: new Set(plan.toRemote), ...(d.onNotice && { onNotice: d.onNotice }),
   })
   await channel.send({ t: 'step', name: 'phaseEnd' })
   // Pull phase: the server sends, this side receives.
   await runReceiver(phaseChannel(channel, (e) => tree.received(e)), {
-    root: d.root, store: d.store, params: d.params, options: roleOptions, report: new SideReport(d.report, 'local'), signal: d.signal,
+    root: d.root, store: d.store, params: d.params, options: roleOptions, ...(d.version !== undefined && { version: d.version }), report: new SideReport(d.report, 'local'), signal: d.signal,
     now: d.now, files, baseOf: (p) => tree.expected(p), ...(d.onNotice && { onNotice: d.onNotice }),
   })
 

@@ -79,11 +79,11 @@ async function syncServer(channel: Channel, replica: string | undefined, d: Side
 
   const roleOptions = { ...d.options, delete: false, force: false }
   await runReceiver(phaseChannel(channel, (e) => tree.received(e)), {
-    root: d.root, store: d.store, params: d.params, options: roleOptions, report: d.report, signal: d.signal, now: d.now,
+    root: d.root, store: d.store, params: d.params, options: roleOptions, ...(d.version !== undefined && { version: d.version }), report: d.report, signal: d.signal, now: d.now,
     files, baseOf: (p) => tree.expected(p),
   })
   await runSender(phaseChannel(channel), {
-    root: d.root, store: d.store, params: d.params, options: roleOptions, report: d.report, signal: d.signal,
+    root: d.root, store: d.store, params: d.params, options: roleOptions, ...(d.version !== undefined && { version: d.version }), report: d.report, signal: d.signal,
     files, only: new Set(ops.flatMap((o) => (o.op === 'send' ? [o.path] : []))),
   })
   await channel.send({ t: 'step', name: 'phaseEnd' })

@@ -100,7 +100,13 @@ export async function run(): Promise<void> {
     await removeTree(tmp)
   }
   const total = (r: SyncRun | null): number => (r === null ? Number.NaN : r.sent + r.received)
-  const ratio = (x: number, y: number): Cell => (Number.isFinite(x / y) ? Math.round((x / y) * 100) / 100 : '-')
+  // Two decimals, or four near 1, where "over or under" is the question (1.0023 is not 1).
+  const ratio = (x: number, y: number): Cell => {
+    const r = x / y
+    if (!Number.isFinite(r)) return '-'
+    const places = Math.abs(r - 1) < 0.005 && r !== 1 ? 10_000 : 100
+    return Math.round(r * places) / places
+  }
   const num = (x: number): Cell => (Number.isFinite(x) ? x : '-')
   printTable(
     'Bytes on the wire, both ways (dsync ÷ rsync -az < 1: dsync sends less; told = min(xdelta3, zstd --patch-from) with the right basis)',

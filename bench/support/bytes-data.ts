@@ -162,6 +162,26 @@ export function bytesClasses(big: boolean): readonly BytesClass[] {
       make: newText,
     },
     {
+      // The first push of a source tree: per-file costs (wants, results, each file compressed
+      // alone or with the others) show here, not on large files. The files of the speed
+      // bench's "push 20k" (bench/support/scale-data.ts), a tenth as many.
+      name: 'new small files',
+      what: '2,000 new small text files, 100 B–8 KiB (log-uniform), in 20 folders',
+      make() {
+        const before: Tree = new Map()
+        for (let i = 0; i < 10; i++) before.set(`old/o${pad(i)}.txt`, seededText(2100 + i, 4 * KiB))
+        const after: Tree = new Map(before)
+        const basis = new Map<string, null>()
+        const next = xorshift32(2200)
+        for (let i = 0; i < 2000; i++) {
+          const p = `new/d${String(i % 20).padStart(2, '0')}/f${String(i).padStart(4, '0')}.txt`
+          after.set(p, seededText(2300 + i, Math.round(100 * (8192 / 100) ** (next() / 2 ** 32))))
+          basis.set(p, null)
+        }
+        return { before, after, basis }
+      },
+    },
+    {
       name: 'new random',
       what: '10 new random files × 1 MiB beside 10 old ones',
       make() {

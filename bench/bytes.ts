@@ -104,8 +104,7 @@ export async function run(): Promise<void> {
   const ratio = (x: number, y: number): Cell => {
     const r = x / y
     if (!Number.isFinite(r)) return '-'
-    const places = Math.abs(r - 1) < 0.005 && r !== 1 ? 10_000 : 100
-    return Math.round(r * places) / places
+    return r.toFixed(Math.abs(r - 1) < 0.005 && r !== 1 ? 4 : 2).padStart(7)
   }
   const num = (x: number): Cell => (Number.isFinite(x) ? x : '-')
   printTable(

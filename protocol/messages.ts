@@ -17,7 +17,7 @@ export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([3, 2, 1])
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
 
-/** The first version whose receivers take a `bundle` (§4.7). */
+/** The first version whose receivers take a `bundle` (§4.7), and whose peers take a `batch` (§4.8). */
 export const BUNDLE_PROTOCOL_VERSION = 3
 
 const KiB = 1024
@@ -35,6 +35,11 @@ export const LIMITS = Object.freeze({
    *  more than `raw`) and 1024 × 10 bytes of ids and sizes, it fits in a frame. */
   maxBundleFiles: 1024,
   maxBundleBytes: 3 * MiB + 768 * KiB,
+  /** `bundle.dict`: the bytes of the bundles before it a bundle's frame may use as dictionary. */
+  maxBundleHistoryBytes: 64 * KiB,
+  /** Messages in one `batch`, and the bytes of their frames packed together (`batch.raw`). */
+  maxBatchMessages: 4096,
+  maxBatchBytes: 1 * MiB,
   maxExcludes: 256,
   maxFileListBytes: 4 * MiB,
   maxPatternBytes: 1024,
@@ -172,8 +177,14 @@ export type WireMessage =
   /** (version 3, sender→receiver, §4.7) the whole `data` streams of n files, packed together:
    *  `ids` and `sizes` (each stream's length) in order, the streams one after another, `raw`
    *  bytes in all (the sum of `sizes`), compressed as one frame of codec `codec` (as in
-   *  `files`). Each file is then done, as after its `dataEnd`. */
-  | { t: 'bundle'; ids: number[]; sizes: number[]; codec: number; raw: number; z: Uint8Array }
+   *  `files`). Each file is then done, as after its `dataEnd`. `dict` (absent = 0): the frame
+   *  was compressed with the last `dict` bytes of the session's earlier bundles, unpacked, one
+   *  after another, as its dictionary. */
+  | { t: 'bundle'; ids: number[]; sizes: number[]; codec: number; raw: number; z: Uint8Array; dict?: number }
+  /** (version 3, either way, §4.8) several messages in one frame: `z` unpacks (codec as in
+   *  `files`) to `raw` bytes, a msgpack array of 2–4096 bins, each one message's frame as it
+   *  would travel alone (never a `batch`), taken in order. */
+  | { t: 'batch'; codec: number; raw: number; z: Uint8Array }
   /** `seed` and `similarity` (0..1) say why a file was sent as it was; `conflictCopy` names
    *  where the receiver kept its own version of a file changed on both sides. */
   | {

@@ -24,6 +24,8 @@ export type CodecId = (typeof CODEC)[keyof typeof CODEC]
  */
 const ZSTD_BACKENDS: readonly ZstdBackend[] = await loadZstdBackends()
 const ZSTD: ZstdBackend | null = ZSTD_BACKENDS[0] ?? null
+/** The zstd that takes a dictionary (the wasm one: Node's own takes none before 24.x). */
+const ZSTD_DICT = ZSTD_BACKENDS.find((b) => b.withDictionary !== undefined)?.withDictionary ?? null
 
 /**
  * zstd level for literals. Measured here on 1 MiB frames (with zstd-napi 0.0.13, our backend then,
@@ -64,17 +66,23 @@ export interface Frame {
  * the probe finds incompressible (looksIncompressible) is stored without trying: a 1 MiB frame
  * of random bytes then costs ~0.1 ms instead of ~9 ms of zstd (WebAssembly backend).
  */
-export function compressFrame(raw: Uint8Array, opts: { level?: number; codec?: CodecId } = {}): Frame {
+export function compressFrame(raw: Uint8Array, opts: { level?: number; codec?: CodecId; dictionary?: Uint8Array } = {}): Frame {
   const want = opts.codec ?? (ZSTD !== null ? CODEC.ZSTD : CODEC.DEFLATE)
   if (want !== CODEC.STORED && opts.codec === undefined && looksIncompressible(raw)) return { codec: CODEC.STORED, data: raw }
+  // A dictionary (raw content the reader has too: decompressFrame must be given the same one)
+  // makes what repeats it cost little. Where zstd cannot take one, deflate can.
+  const dict = opts.dictionary !== undefined && opts.dictionary.length > 0 ? opts.dictionary : undefined
   let packed: Uint8Array | null = null
-  if (want === CODEC.ZSTD && ZSTD !== null) {
+  if (want === CODEC.ZSTD && ZSTD !== null && dict === undefined) {
     packed = ZSTD.compress(raw, opts.level ?? DEFAULT_LEVEL)
+  } else if (want === CODEC.ZSTD && ZSTD_DICT !== null && dict !== undefined) {
+    packed = ZSTD_DICT.compress(raw, dict, opts.level ?? DEFAULT_LEVEL)
   } else if (want !== CODEC.STORED) {
-    packed = deflateRawSync(raw, { level: 6 })
+    packed = deflateRawSync(raw, { level: 6, ...(dict !== undefined && { dictionary: dict }) })
   }
   if (packed === null || packed.length >= raw.length) return { codec: CODEC.STORED, data: raw }
-  return { codec: want === CODEC.ZSTD && ZSTD !== null ? CODEC.ZSTD : CODEC.DEFLATE, data: packed }
+  const zstd = want === CODEC.ZSTD && (dict === undefined ? ZSTD !== null : ZSTD_DICT !== null)
+  return { codec: zstd ? CODEC.ZSTD : CODEC.DEFLATE, data: packed }
 }
 
 /**
@@ -82,7 +90,8 @@ export function compressFrame(raw: Uint8Array, opts: { level?: number; codec?: C
  * is allocated at that size (the caller bounds it), and a frame that decodes to any other size
  * is rejected, so a hostile frame cannot make the reader allocate more than it said.
  */
-export function decompressFrame(codec: number, data: Uint8Array, rawLength: number): Uint8Array {
+export function decompressFrame(codec: number, data: Uint8Array, rawLength: number, dictionary?: Uint8Array): Uint8Array {
+  const dict = dictionary !== undefined && dictionary.length > 0 ? dictionary : undefined
   const bad = (why: string, cause?: unknown): never => {
     throw new DsyncError('BAD_DATA', `corrupt literal frame: ${why}`, { cause })
   }
@@ -97,9 +106,12 @@ export function decompressFrame(codec: number, data: Uint8Array, rawLength: numb
     const declared = frameContentSize(data)
     if (declared === 'bad') bad('not a zstd frame')
     if (declared !== 'unknown' && declared !== rawLength) bad(`zstd frame header says ${declared} bytes, declared ${rawLength}`)
+    if (dict !== undefined && ZSTD_DICT === null) {
+      throw new DsyncError('BAD_DATA', 'the frame uses a zstd dictionary, which this machine\'s zstd cannot take; run dsync on Node 20 or newer with WebAssembly')
+    }
     let out: Uint8Array = new Uint8Array(0)
     try {
-      out = ZSTD.decompress(data, rawLength)
+      out = dict === undefined ? ZSTD.decompress(data, rawLength) : ZSTD_DICT!.decompress(data, dict, rawLength)
     } catch (err) {
       bad('zstd cannot decode it', err)
     }
@@ -110,7 +122,7 @@ export function decompressFrame(codec: number, data: Uint8Array, rawLength: numb
     let out: Uint8Array = new Uint8Array(0)
     try {
       // maxOutputLength: inflate stops (and throws) past the declared size instead of growing.
-      out = inflateRawSync(data, { maxOutputLength: Math.max(1, rawLength) })
+      out = inflateRawSync(data, { maxOutputLength: Math.max(1, rawLength), ...(dict !== undefined && { dictionary: dict }) })
     } catch (err) {
       bad('deflate cannot decode it', err)
     }

@@ -11,6 +11,12 @@ export interface ZstdBackend {
   compress(raw: Uint8Array, level: number): Uint8Array
   /** Decodes `data` into at most `rawLength` bytes; throws (any error) on a bad frame or past that size. */
   decompress(data: Uint8Array, rawLength: number): Uint8Array
+  /** The same with `dict` (raw content both sides have) as the frame's dictionary; absent where
+   *  the backend cannot. */
+  readonly withDictionary?: {
+    compress(raw: Uint8Array, dict: Uint8Array, level: number): Uint8Array
+    decompress(data: Uint8Array, dict: Uint8Array, rawLength: number): Uint8Array
+  }
 }
 
 /** The part of node:zlib we use where the running Node has zstd (22.15+ / 23.8+; not in @types/node 20). */
@@ -41,6 +47,10 @@ interface ZstdWasmModule {
   init(): Promise<void>
   compress(raw: Uint8Array, level: number): Uint8Array
   decompress(data: Uint8Array, opts: { defaultHeapSize: number }): Uint8Array
+  createCCtx(): number
+  createDCtx(): number
+  compressUsingDict(cctx: number, raw: Uint8Array, dict: Uint8Array, level: number): Uint8Array
+  decompressUsingDict(dctx: number, data: Uint8Array, dict: Uint8Array, opts: { defaultHeapSize: number }): Uint8Array
 }
 
 /**
@@ -57,12 +67,19 @@ export async function wasmZstd(): Promise<ZstdBackend | null> {
     if (err instanceof Error) return null
     throw err
   }
+  // One context each, made when first needed and kept: the calls are synchronous, so never shared.
+  let cctx: number | undefined
+  let dctx: number | undefined
   return {
     name: 'wasm',
     compress: (raw, level) => m.compress(raw, level),
     // The module sizes its output by the frame's content size when the header has one (the
     // caller has checked it equals rawLength), else by defaultHeapSize: never more than declared.
     decompress: (data, rawLength) => m.decompress(data, { defaultHeapSize: Math.max(1, rawLength) }),
+    withDictionary: {
+      compress: (raw, dict, level) => m.compressUsingDict((cctx ??= m.createCCtx()), raw, dict, level),
+      decompress: (data, dict, rawLength) => m.decompressUsingDict((dctx ??= m.createDCtx()), data, dict, { defaultHeapSize: Math.max(1, rawLength) }),
+    },
   }
 }
 

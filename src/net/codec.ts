@@ -172,7 +172,8 @@ const CODECS: CodecTable = {
       if (n === 0 || n > LIMITS.maxBundleFiles || sum !== m.raw || m.raw > LIMITS.maxBundleBytes || m.z.length > m.raw) {
         throw internal(`'bundle' of ${n} files, ${sum} bytes listed, raw ${m.raw}, ${m.z.length} packed; send 1–${LIMITS.maxBundleFiles} files of at most ${LIMITS.maxBundleBytes} bytes, packed no larger`)
       }
-      return { t: 'bundle', ids: m.streams.map((b) => b.id), sizes: m.streams.map((b) => b.size), codec: m.codec, raw: m.raw, z: m.z }
+      if (m.dict > LIMITS.maxBundleHistoryBytes) throw internal(`'bundle' with a ${m.dict}-byte dictionary; at most ${LIMITS.maxBundleHistoryBytes}`)
+      return { t: 'bundle', ids: m.streams.map((b) => b.id), sizes: m.streams.map((b) => b.size), codec: m.codec, raw: m.raw, z: m.z, ...(m.dict > 0 && { dict: m.dict }) }
     },
     fromWire: (f) => {
       const ids = f.array('ids', LIMITS.maxBundleFiles)
@@ -185,7 +186,8 @@ const CODECS: CodecTable = {
       const sum = streams.reduce((a, b) => a + b.size, 0)
       if (sum !== raw) throw f.bad('sizes', `add up to ${sum} bytes, not raw (${raw})`)
       // Never larger than raw: a sender stores a frame that would not shrink (compressFrame).
-      return { t: 'bundle', streams, codec: f.int('codec', 0, 255), raw, z: f.bytes('z', { max: raw }) }
+      const dict = f.has('dict') ? f.int('dict', 0, LIMITS.maxBundleHistoryBytes) : 0
+      return { t: 'bundle', streams, codec: f.int('codec', 0, 255), raw, z: f.bytes('z', { max: raw }), dict }
     },
   },
 
@@ -283,24 +285,49 @@ const CODECS: CodecTable = {
     toWire: (m) => ({ t: 'sketchWant', id: m.id }),
     fromWire: (f) => ({ t: 'sketchWant', id: f.int('id', 0, U32_MAX) }),
   },
+  batch: {
+    toWire: (m) => {
+      if (m.messages.some((x) => x.t === 'batch')) throw internal("a 'batch' inside a 'batch'")
+      return { t: 'batch', ...packList('batch', m.messages.map(encode), BATCH_LIST) }
+    },
+    fromWire: (f) => {
+      const frames = unpackList(f, BATCH_LIST)
+      if (frames.length < 2) throw f.bad('z', `holds ${frames.length} messages; a batch holds at least 2`)
+      const messages = frames.map((frame, i) => {
+        const bytes = checkBytes(f, `z[${i}]`, frame, { max: LIMITS.maxBatchBytes })
+        const m = decode(bytes)
+        if (m.t === 'batch') throw f.bad(`z[${i}]`, 'is a batch; batches do not nest')
+        return m
+      })
+      return { t: 'batch', messages }
+    },
+  },
   sketch: {
     toWire: (m) => ({ t: 'sketch', id: m.id, sketch: m.sketch }),
     fromWire: (f) => ({ t: 'sketch', id: f.int('id', 0, U32_MAX), sketch: f.raw('sketch') === null ? null : f.bytes('sketch', { max: LIMITS.maxSketchBytes }) }),
   },
 }
 
+/** How long a list may be: entries of `files`, `state`, `ops` by default; a `batch`'s messages. */
+interface ListLimits {
+  readonly items: number
+  readonly bytes: number
+}
+const FILE_LIST: ListLimits = { items: LIMITS.maxFilesPerMessage, bytes: LIMITS.maxFileListBytes }
+const BATCH_LIST: ListLimits = { items: LIMITS.maxBatchMessages, bytes: LIMITS.maxBatchBytes }
+
 /** A list message's payload: the msgpack array of `items`, compressed as one frame. */
-function packList(tag: string, items: readonly unknown[]): { codec: number; raw: number; z: Uint8Array } {
-  if (items.length > LIMITS.maxFilesPerMessage) throw internal(`'${tag}' with ${items.length} entries; send at most ${LIMITS.maxFilesPerMessage} per message`)
+function packList(tag: string, items: readonly unknown[], limits = FILE_LIST): { codec: number; raw: number; z: Uint8Array } {
+  if (items.length > limits.items) throw internal(`'${tag}' with ${items.length} entries; send at most ${limits.items} per message`)
   const packed = packr.pack(items)
-  if (packed.length > LIMITS.maxFileListBytes) throw internal(`'${tag}' list of ${packed.length} bytes; send fewer entries per message`)
+  if (packed.length > limits.bytes) throw internal(`'${tag}' list of ${packed.length} bytes; send fewer entries per message`)
   const frame = compressFrame(packed)
   return { codec: frame.codec, raw: packed.length, z: frame.data }
 }
 
-/** The items of a list message (`files`, `state`, `ops`), still unchecked one by one. */
-function unpackList(f: WireFields): readonly unknown[] {
-  const raw = f.int('raw', 0, LIMITS.maxFileListBytes)
+/** The items of a list message (`files`, `state`, `ops`, `batch`), still unchecked one by one. */
+function unpackList(f: WireFields, limits = FILE_LIST): readonly unknown[] {
+  const raw = f.int('raw', 0, limits.bytes)
   const codec = f.int('codec', 0, 255)
   const z = f.bytes('z', { max: LIMITS.maxFrameBytes })
   let packed: Uint8Array
@@ -316,7 +343,7 @@ function unpackList(f: WireFields): readonly unknown[] {
     throw f.bad('z', 'does not hold a msgpack entry list', err)
   }
   if (!Array.isArray(list)) throw f.bad('z', `must hold an array of entries, got ${typeName(list)}`)
-  if (list.length > LIMITS.maxFilesPerMessage) throw f.bad('z', `holds ${list.length} entries, more than ${LIMITS.maxFilesPerMessage}`)
+  if (list.length > limits.items) throw f.bad('z', `holds ${list.length} entries, more than ${limits.items}`)
   return list
 }
 

@@ -86,7 +86,10 @@ export type Message =
   /** sender→receiver (version 3): the whole data streams of several files, compressed together
    *  as one frame (`raw` bytes once unpacked: src/sync/bundle.ts); each file is then done, as
    *  after its `dataEnd` (PROTOCOL.md §4.7). */
-  | { t: 'bundle'; streams: readonly BundleStream[]; codec: number; raw: number; z: Uint8Array }
+  | { t: 'bundle'; streams: readonly BundleStream[]; codec: number; raw: number; z: Uint8Array; dict: number }
+  /** either way (version 3): several small messages in one frame, compressed together
+   *  (src/net/batching.ts); they are handled as if each had come alone, in order. */
+  | { t: 'batch'; messages: readonly Message[] }
   /** receiver→sender: what happened to one file. */
   | {
       t: 'result'

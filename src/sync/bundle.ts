@@ -21,6 +21,7 @@ export const BUNDLE_FILE_BYTES = 1024 * 1024
  * in bundles of 3.5 MiB. Memory: one bundle, at most LIMITS.maxBundleBytes.
  */
 export class BundleBuilder {
+  readonly #history = new History()
   #streams: BundleStream[] = []
   #parts: Uint8Array[] = []
   #bytes = 0
@@ -44,13 +45,16 @@ export class BundleBuilder {
     this.#bytes += size
   }
 
-  /** The `bundle` of every stream added since the last take, compressed at `level`; undefined
-   *  when there is none. */
+  /** The `bundle` of every stream added since the last take, compressed at `level` with the
+   *  history as its dictionary; undefined when there is none. Bundles must be sent in the order
+   *  they are taken: the receiver keeps the same history (BundleReader). */
   take(level?: number): BundleMessage | undefined {
     if (this.#streams.length === 0) return undefined
     const raw = Buffer.concat(this.#parts, this.#bytes)
-    const frame = compressFrame(raw, level === undefined ? {} : { level })
-    const msg: BundleMessage = { t: 'bundle', streams: this.#streams, codec: frame.codec, raw: raw.length, z: frame.data }
+    const dictionary = this.#history.bytes
+    const frame = compressFrame(raw, { ...(level !== undefined && { level }), dictionary })
+    const msg: BundleMessage = { t: 'bundle', streams: this.#streams, codec: frame.codec, raw: raw.length, z: frame.data, dict: dictionary.length }
+    this.#history.push(raw)
     this.#streams = []
     this.#parts = []
     this.#bytes = 0
@@ -58,15 +62,48 @@ export class BundleBuilder {
   }
 }
 
-/** A bundle's data streams, in order (views of one buffer). A frame that does not unpack to its
- *  declared size is the peer's fault: BAD_MESSAGE, which ends the session. */
-export function unpackBundle(msg: BundleMessage): { id: number; bytes: Uint8Array }[] {
-  let raw: Uint8Array
-  try {
-    raw = decompressFrame(msg.codec, msg.z, msg.raw)
-  } catch (err) {
-    throw new DsyncError('BAD_MESSAGE', `bundle.z does not decompress to ${msg.raw} bytes with codec ${msg.codec}`, { cause: err })
+/**
+ * The last BUNDLE_HISTORY_BYTES of the bundles of a session, unpacked, one after another: the
+ * next bundle's dictionary, so that it is compressed with the context of the files before it
+ * too, as in rsync's one stream. 2,000 new small text files in bundles of 32: 1,225,740 B
+ * each bundle alone, 1,171,618 B with the 64 KiB before it (−4.4%), 1,173,284 B with 256 KiB
+ * (a larger dictionary costs its load, and the recent past matters most), +45 ms of CPU.
+ */
+export const BUNDLE_HISTORY_BYTES = 64 * 1024
+
+class History {
+  bytes: Uint8Array = new Uint8Array(0)
+  push(raw: Uint8Array): void {
+    const keep = Math.min(this.bytes.length, Math.max(0, BUNDLE_HISTORY_BYTES - raw.length))
+    const tail = raw.subarray(Math.max(0, raw.length - BUNDLE_HISTORY_BYTES))
+    const next = new Uint8Array(keep + tail.length)
+    next.set(this.bytes.subarray(this.bytes.length - keep), 0)
+    next.set(tail, keep)
+    this.bytes = next
   }
-  let at = 0
-  return msg.streams.map((s) => ({ id: s.id, bytes: raw.subarray(at, (at += s.size)) }))
+}
+
+/** The receiving side of a session's bundles: unpacks them in the order they come, with the
+ *  same history as the sender's BundleBuilder. */
+export class BundleReader {
+  readonly #history = new History()
+
+  /** A bundle's data streams, in order (views of one buffer). A frame that does not unpack to
+   *  its declared size, or names more history than there is, is the peer's fault: BAD_MESSAGE,
+   *  which ends the session. */
+  unpack(msg: BundleMessage): { id: number; bytes: Uint8Array }[] {
+    const history = this.#history.bytes
+    if (msg.dict > history.length) {
+      throw new DsyncError('BAD_MESSAGE', `bundle.dict is ${msg.dict} bytes; the bundles before it hold ${history.length}`)
+    }
+    let raw: Uint8Array
+    try {
+      raw = decompressFrame(msg.codec, msg.z, msg.raw, history.subarray(history.length - msg.dict))
+    } catch (err) {
+      throw new DsyncError('BAD_MESSAGE', `bundle.z does not decompress to ${msg.raw} bytes with codec ${msg.codec}`, { cause: err })
+    }
+    this.#history.push(raw)
+    let at = 0
+    return msg.streams.map((s) => ({ id: s.id, bytes: raw.subarray(at, (at += s.size)) }))
+  }
 }

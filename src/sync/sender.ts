@@ -296,6 +296,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       fileFailed(err, plan.id, path, whole, sentAny)
     }
     await channel.send({ t: 'dataEnd', id: plan.id })
+    unsettled.add(plan.id)
     if (smallWanted.delete(plan.id)) sendBundleSoon()
   }
 
@@ -305,6 +306,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
    *  has not got (nor settled otherwise): they may go in it next */
   let bundleReads = 0
   const smallWanted = new Set<number>()
+  /** files sent (in a bundle or `data`) whose `result` has not come: each frees a slot of the
+   *  receiver's want window when it does, and its next `want` may come for the bundle */
+  const unsettled = new Set<number>()
   let bundleSendQueued = false
   /** when the bundle's first file went in, and the timer that sends it BUNDLE_HOLD_MS later */
   let bundleSince = 0
@@ -312,17 +316,26 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /** A plan the bundle takes: a whole file, of at most BUNDLE_FILE_BYTES when listed. */
   const forBundle = (plan: PlanMessage): boolean =>
     bundle !== undefined && plan.method === 'whole' && plan.refine !== true && plan.signature === null && (files.get(paths.get(plan.id) ?? '')?.size ?? Infinity) <= BUNDLE_FILE_BYTES
+  /** bundles go out in the order they were taken (each is compressed with those before it) */
+  let bundlesOut: Promise<void> = Promise.resolve()
   const sendBundle = async (msg: Extract<Message, { t: 'bundle' }> | undefined): Promise<void> => {
     if (msg === undefined) return
-    for (const s of msg.streams) smallWanted.delete(s.id)
-    await channel.send(msg)
+    for (const s of msg.streams) {
+      smallWanted.delete(s.id)
+      unsettled.add(s.id)
+    }
+    const sent = bundlesOut.then(() => channel.send(msg))
+    bundlesOut = sent.catch(() => undefined) // the session fails through the sender that awaits it
+    await sent
     d.onBytes?.(msg.z.length)
   }
   /**
    * Sends the bundle once no file is being read for it, no plan for it is queued and the messages
    * already come in are handled (a burst of `wholeWant`s, which setImmediate waits for), and then
-   * when it holds every small file the receiver asked for and has not got, or BUNDLE_GO_FILES
-   * files, or has waited BUNDLE_HOLD_MS for the others. A file that does not fit sends it first.
+   * when it holds BUNDLE_GO_FILES files, or has waited BUNDLE_HOLD_MS, or when no more can come:
+   * it holds every small file the receiver asked for and has not got, and every file sent has
+   * its `result` (each result frees a slot of the receiver's window: a `want` may follow). A
+   * file that does not fit sends it first.
    */
   const sendBundleSoon = (): void => {
     if (bundleSendQueued || bundle === undefined || bundle.count === 0) return
@@ -331,7 +344,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       bundleSendQueued = false
       if (signal.aborted || bundle.count === 0 || bundleReads > 0 || plans.some((p) => forBundle(p.plan))) return
       const held = performance.now() - bundleSince
-      if (smallWanted.size > bundle.count && bundle.count < BUNDLE_GO_FILES && held < BUNDLE_HOLD_MS) {
+      const more = smallWanted.size > bundle.count || unsettled.size > 0
+      if (more && bundle.count < BUNDLE_GO_FILES && held < BUNDLE_HOLD_MS) {
         bundleHold ??= setTimeout(() => {
           bundleHold = undefined
           sendBundleSoon()
@@ -506,7 +520,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         queuePlan(msg)
         wake()
       } else if (msg.t === 'result') {
-        if (smallWanted.delete(msg.id)) sendBundleSoon() // settled without data (a copy, an error)
+        // Settled: its slot of the receiver's window frees (it may have come without data: a copy).
+        const was = smallWanted.delete(msg.id)
+        if (unsettled.delete(msg.id) || was) sendBundleSoon()
         if (msg.id === 0 || paths.has(msg.id)) d.report.add(eventFromResult(msg, stats.get(msg.id)))
       } else if (msg.t === 'done') {
         receiverDone = true

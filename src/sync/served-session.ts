@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { resolveInside } from '../fs/index.js'
-import { DEFAULT_IDLE_TIMEOUT_MS, withIdleTimeout, type Channel, type Session } from '../net/index.js'
+import { BUNDLE_PROTOCOL_VERSION, DEFAULT_IDLE_TIMEOUT_MS, withBatching, withIdleTimeout, type Channel, type Session } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport } from './report.js'
 import { runSender } from './sender.js'
@@ -30,7 +30,9 @@ export interface ServedSessionOptions {
  * `serve --stdio`). A session that must wait for the tree tells its client so.
  */
 export async function runServedSession(peerChannel: Channel, s: Session, o: ServedSessionOptions): Promise<void> {
-  const channel = withIdleTimeout(peerChannel, o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS)
+  // Batching next to the wire (a version-3 client: PROTOCOL.md §4.8): the wrappers above see single messages.
+  const wire = s.version >= BUNDLE_PROTOCOL_VERSION ? withBatching(peerChannel) : peerChannel
+  const channel = withIdleTimeout(wire, o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS)
   const base = s.subdir === '' ? o.root : await resolveInside(o.root, s.subdir)
   if (s.role === 'pull' && s.subdir !== '' && !(await isDirectory(base))) {
     // Said with the client's path, not the server's: the server's layout is its own.

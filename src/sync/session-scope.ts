@@ -1,8 +1,10 @@
 import { setMaxListeners } from 'node:events'
 import { DsyncError, isDsyncError } from '../errors.js'
 
-/** Listeners a session's signal may have at once without Node warning of a leak. */
-const SESSION_MAX_LISTENERS = 64
+/** Listeners a session's signal may have at once without Node warning of a leak: up to two per
+ *  file of the receiver's want window (64 files; one asked for whole has its queue from its want
+ *  on, and waits for one of the 16 fetch slots), and the writers' own, with room to spare. */
+const SESSION_MAX_LISTENERS = 256
 
 /**
  * The lifetime of one session, as one structure: an AbortSignal that every file task, read,
@@ -33,8 +35,9 @@ export class SessionScope {
   ) {
     this.signal = AbortSignal.any([parent, this.#ac.signal])
     // Each file in flight listens to the signal (its queue, its semaphore wait) and stops when
-    // the file is done: the count is bounded by the session's concurrency (16 fetches at
-    // once), not by its files. Node's default warning threshold, 10, would cry leak at 11.
+    // the file is done: the count is bounded by the session's windows (64 files wanted, 16
+    // fetched at once), not by its files. Node's default warning threshold, 10, would cry leak
+    // at 11.
     setMaxListeners(SESSION_MAX_LISTENERS, this.signal)
     this.signal.addEventListener('abort', () => this.abort(abortError(this.signal)), { once: true })
   }

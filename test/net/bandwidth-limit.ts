@@ -49,7 +49,7 @@ t.test('withBandwidthLimit meters a bundle by its packed bytes, both ways', asyn
   const clock = fakeClock()
   const [a, b] = memoryChannelPair()
   const limited = withBandwidthLimit(a, 1000, { clock })
-  const bundle = { t: 'bundle' as const, streams: [{ id: 1, size: 3000 }, { id: 2, size: 1000 }], codec: 0, raw: 4000, z: new Uint8Array(4000) }
+  const bundle = { t: 'bundle' as const, streams: [{ id: 1, size: 3000 }, { id: 2, size: 1000 }], codec: 0, raw: 4000, z: new Uint8Array(4000), dict: 0 }
   await limited.send(bundle)
   t.same(clock.slept, [3000], '4000 packed bytes at 1000 B/s, 1000 of them free')
   await b.send({ ...bundle, raw: 4000, codec: 1, z: new Uint8Array(2000) })

@@ -69,9 +69,13 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   }),
   fc.record({ t: fc.constant('data' as const), id: u32, bytes: bytes(3000) }),
   fc.record({ t: fc.constant('dataEnd' as const), id: u32 }),
+  fc.record({
+    t: fc.constant('batch' as const),
+    messages: fc.array(fc.oneof(fc.record({ t: fc.constant('want' as const), id: u32, path: relPath }), fc.record({ t: fc.constant('dataEnd' as const), id: u32 })), { minLength: 2, maxLength: 5 }),
+  }),
   fc.uniqueArray(fc.record({ id: u32, size: fc.integer({ min: 1, max: 5000 }) }), { minLength: 1, maxLength: 8, selector: (b) => b.id }).chain((streams) => {
     const raw = streams.reduce((a, b) => a + b.size, 0)
-    return fc.record({ t: fc.constant('bundle' as const), streams: fc.constant(streams), codec: fc.integer({ min: 0, max: 2 }), raw: fc.constant(raw), z: fc.uint8Array({ maxLength: Math.min(raw, 300) }) })
+    return fc.record({ t: fc.constant('bundle' as const), streams: fc.constant(streams), codec: fc.integer({ min: 0, max: 2 }), raw: fc.constant(raw), z: fc.uint8Array({ maxLength: Math.min(raw, 300) }), dict: fc.integer({ min: 0, max: 65536 }) })
   }),
   fc.record(
     {
@@ -104,7 +108,7 @@ t.test('decode(encode(m)) equals m for every message type', async (t) => {
     }),
     { numRuns: 600, seed: 4 },
   )
-  t.equal(seen.size, 18, 'every message type was generated')
+  t.equal(seen.size, 19, 'every message type was generated')
 })
 
 t.test('random bytes decode to BAD_MESSAGE, never another error', async (t) => {
@@ -165,7 +169,8 @@ t.test('malformed fields and frames are refused with a message naming the field'
   t.throws(() => decode(bad({ t: 'want', id: 1.5, path: 'a' })), { message: /id/ })
   t.throws(() => decode(bad({ t: 'data', id: 1, bytes: 'text' })), { message: /bytes must be binary/ })
   const bundle = { t: 'bundle', ids: [1, 2], sizes: [3, 4], codec: 0, raw: 7, z: new Uint8Array(7) }
-  t.same(decode(bad(bundle)), { t: 'bundle', streams: [{ id: 1, size: 3 }, { id: 2, size: 4 }], codec: 0, raw: 7, z: new Uint8Array(7) })
+  t.same(decode(bad(bundle)), { t: 'bundle', streams: [{ id: 1, size: 3 }, { id: 2, size: 4 }], codec: 0, raw: 7, z: new Uint8Array(7), dict: 0 })
+  t.throws(() => decode(bad({ ...bundle, dict: 65537 })), { message: /'bundle'.*dict/ }, 'a dictionary over the history a bundle may use')
   t.throws(() => decode(bad({ ...bundle, ids: [], sizes: [], raw: 0, z: new Uint8Array(0) })), { message: /'bundle'.*ids is empty/ })
   t.throws(() => decode(bad({ ...bundle, sizes: [3] })), { message: /'bundle'.*sizes has 1 items for 2 ids/ })
   t.throws(() => decode(bad({ ...bundle, raw: 8 })), { message: /'bundle'.*sizes add up to 7 bytes, not raw/ })
@@ -174,7 +179,7 @@ t.test('malformed fields and frames are refused with a message naming the field'
   t.throws(() => decode(bad({ ...bundle, z: new Uint8Array(8) })), { message: /'bundle'.*z / }, 'packed larger than raw')
   t.throws(() => decode(bad({ ...bundle, ids: Array.from({ length: 1025 }, (_, i) => i), sizes: Array.from({ length: 1025 }, () => 1), raw: 1025 })), { message: /'bundle'.*ids has 1025 items/ })
   t.throws(() => decode(bad({ ...bundle, raw: 4 * 1024 * 1024 })), { message: /'bundle'.*raw / }, 'over the bundle size limit')
-  t.throws(() => encode({ t: 'bundle', streams: [{ id: 1, size: 3 }], codec: 0, raw: 4, z: new Uint8Array(4) }), { code: 'INTERNAL' }, 'a sender that miscounts is a bug')
+  t.throws(() => encode({ t: 'bundle', streams: [{ id: 1, size: 3 }], codec: 0, raw: 4, z: new Uint8Array(4), dict: 0 }), { code: 'INTERNAL' }, 'a sender that miscounts is a bug')
   const auth = (options: Record<string, unknown>) => ({ t: 'auth', version: 2, mac: new Uint8Array(0), challenge: new Uint8Array(32), role: 'pull', subdir: '', options: { dryRun: false, delete: false, checksum: false, threshold: 0.5, metric: 'dice', force: false, ...options } })
   t.throws(() => decode(bad(auth({ compressLevel: 25 }))), { code: 'BAD_MESSAGE', message: /compressLevel/ })
   t.throws(() => decode(bad(auth({ compressLevel: 0 }))), { code: 'BAD_MESSAGE', message: /compressLevel/ })

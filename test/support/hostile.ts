@@ -13,7 +13,7 @@ import type { WebSocket } from 'ws'
 import { chunkBytes, cutterFor } from '../../src/chunk/index.js'
 import { decodeSignature, EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
 import { digestBytes, type FileDigest } from '../../src/hash/index.js'
-import { connect, LIMITS, type Channel, type FileEntry, type Message, type Role, type SessionOptions } from '../../src/net/index.js'
+import { BUNDLE_PROTOCOL_VERSION, connect, LIMITS, withBatching, type Channel, type FileEntry, type Message, type Role, type SessionOptions } from '../../src/net/index.js'
 import { sampleChunks } from '../../src/store/index.js'
 import { push, serve, SYNC_CHUNK_PARAMS } from '../../src/sync/index.js'
 import type { Chunk } from '../../src/types.js'
@@ -30,19 +30,22 @@ export const TEMP_NAME_PREFIX = '.dsync-tmp-'
 /** Cuts the connection under a channel from `connect` or a server session at once, with no
  *  close frame: what a killed process or a dropped Wi-Fi looks like to the peer. */
 export function vanish(channel: Channel): void {
-  const ws = (channel as unknown as { ws?: WebSocket }).ws
+  const under = (channel as { wire?: Channel }).wire ?? channel
+  const ws = (under as unknown as { ws?: WebSocket }).ws
   if (ws === undefined) throw new Error('vanish: not a WebSocket channel')
   ws.terminate()
 }
 
-/** An authenticated session as a client, with the test token, ready for crafted messages. */
+/** An authenticated session as a client, with the test token, ready for crafted messages; as a
+ *  client session has it (batches taken apart, small messages batched: PROTOCOL.md §4.8), the
+ *  channel under it in `wire`. */
 export async function hostileClient(url: string, opts: { role?: Role; options?: Partial<SessionOptions>; token?: string | null } = {}): Promise<Channel> {
-  const { channel } = await connect(url, {
+  const { channel, version } = await connect(url, {
     token: opts.token === undefined ? TOKEN : opts.token,
     role: opts.role ?? 'push',
     options: { ...OPTIONS, ...opts.options },
   })
-  return channel
+  return version >= BUNDLE_PROTOCOL_VERSION ? Object.assign(withBatching(channel), { wire: channel }) : channel
 }
 
 /** A `files` entry for a regular file. */

@@ -6,7 +6,7 @@ import { digestBytes } from '../../src/hash/index.js'
 import { LIMITS, memoryChannelPair, type Channel, type FileEntry, type Message } from '../../src/net/index.js'
 import { Store } from '../../src/store/index.js'
 import { pull, push, runReceiver, serve, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
-import { BundleBuilder, unpackBundle } from '../../src/sync/bundle.js'
+import { BUNDLE_HISTORY_BYTES, BundleBuilder, BundleReader } from '../../src/sync/bundle.js'
 import { within } from '../support/hostile.js'
 import { clientOpts, TOKEN } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
@@ -55,11 +55,23 @@ t.test('BundleBuilder packs whole data streams into one frame that unpacks to th
   t.equal(b.count, 0, 'taken')
   t.equal(msg.raw, streams.reduce((a, s) => a + s.bytes.length, 0))
   t.ok(msg.z.length < msg.raw / 2, `text packs: ${msg.z.length} of ${msg.raw} bytes`)
-  t.same(unpackBundle(msg).map((s) => [s.id, Buffer.from(s.bytes)]), streams.map((s) => [s.id, s.bytes]))
+  t.equal(msg.dict, 0, 'the first bundle has no history')
+  const reader = new BundleReader()
+  t.same(reader.unpack(msg).map((s) => [s.id, Buffer.from(s.bytes)]), streams.map((s) => [s.id, s.bytes]))
+  // The next bundle is compressed with the one before as its dictionary: what repeats it is cheap.
+  const again = projectText(1, 3000)
+  const alone = new BundleBuilder()
+  alone.add(4, [again])
+  b.add(4, [again])
+  const next = b.take(3)!
+  t.equal(next.dict, Math.min(BUNDLE_HISTORY_BYTES, msg.raw), 'the history: the bundles before it')
+  t.ok(next.z.length < alone.take(3)!.z.length / 4, `a repeat packs to ${next.z.length} bytes with the history`)
+  t.same(reader.unpack(next).map((s) => [s.id, Buffer.from(s.bytes)]), [[4, again]], 'and unpacks with the same history')
+  t.throws(() => new BundleReader().unpack(next), { code: 'BAD_MESSAGE', message: /bundle\.dict/ }, 'more history than the reader has')
   t.notOk(b.fits(LIMITS.maxBundleBytes + 1), 'no stream larger than a bundle fits')
   t.throws(() => b.add(9, [new Uint8Array(LIMITS.maxBundleBytes + 1)]), { code: 'INTERNAL' })
   const bad = { ...msg, z: msg.z.map((x, i) => (i > 8 ? x ^ 0x5a : x)) }
-  t.throws(() => unpackBundle(bad), { code: 'BAD_MESSAGE', message: /bundle\.z/ }, 'a frame that does not unpack is the peer\'s fault')
+  t.throws(() => new BundleReader().unpack(bad), { code: 'BAD_MESSAGE', message: /bundle\.z/ }, 'a frame that does not unpack is the peer\'s fault')
 })
 
 t.test('a first push of many small text files goes in bundles: fewer bytes than file by file, and the same trees', async (t) => {

@@ -7,7 +7,7 @@ import { digestBytes } from '../../src/hash/index.js'
 import { decode, encode, memoryChannelPair, type Channel, type FileEntry, type Message } from '../../src/net/index.js'
 import { Store } from '../../src/store/index.js'
 import { push, runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
-import { unpackBundle } from '../../src/sync/bundle.js'
+import { BundleReader } from '../../src/sync/bundle.js'
 import { randomBytes } from '../support/random.js'
 import { clientOpts, startServer } from '../support/sync.js'
 import { within } from '../support/hostile.js'
@@ -89,21 +89,22 @@ t.test('want.whole round-trips through the codec, and is left out when false', a
   t.same(decode(encode({ t: 'want', id: 3, path: 'a/b.txt' })), { t: 'want', id: 3, path: 'a/b.txt' })
 })
 
-t.test('the receiver asks whole only for a one-chunk new file no local file can seed, and writes it from the data alone', async (t) => {
+t.test('the receiver asks whole only for a new file of at most 4 chunks no local file can seed, and writes it from the data alone', async (t) => {
   const same = randomBytes(1, 700)
   const root = await tempTree(t, { 'old/same-size.bin': randomBytes(2, 900), 'old/named.txt': 'some earlier text' })
   const { peer, done, report } = await receiverOn(t, root)
   const files = {
     'new/small.bin': same, // one chunk, no file of its size, no file of its name: whole
+    'new/four.bin': randomBytes(5, 8000), // ≤ 4 chunks of the minimum size (2 KiB), likewise: whole
     'new/sized.bin': randomBytes(3, 900), // a local file has its size (a copy could be it): list
     'new/named.txt': Buffer.from('a later text'), // a local file has its name (a move?): list
-    'new/big.bin': randomBytes(4, 5000), // over one chunk (2 KiB): list
+    'new/big.bin': randomBytes(4, 9000), // over 4 chunks' minimum (8 KiB): list
   }
   await peer.send({ t: 'files', entries: [{ path: 'new', kind: 'dir', size: 0, mtimeMs: HOUR_AGO, mode: 0o755 }, ...Object.entries(files).map(([p, b]) => fileEntry(p, b))] })
   await peer.send({ t: 'filesEnd' })
   const { wants } = await playSender(peer, (path) => files[path as keyof typeof files])
   await done
-  t.same(wants.filter((w) => w.whole === true).map((w) => w.path), ['new/small.bin'], 'only the one-chunk file with no possible seed is asked for whole')
+  t.same(wants.filter((w) => w.whole === true).map((w) => w.path).sort(), ['new/four.bin', 'new/small.bin'], 'only the small files with no possible copy or earlier version are asked for whole')
   for (const [p, b] of Object.entries(files)) t.ok((await readFile(join(root, p))).equals(b), `${p} written exactly`)
   t.match(report.events.find((e) => e.path === 'new/small.bin'), { action: 'new', size: 700 })
   // Its record was made from the bytes written: a later session knows it without reading it.
@@ -157,7 +158,7 @@ for (const version of [2, 3]) {
       t.same(seen.map((m) => m.t).sort(), ['bundle', 'dataEnd'], 'no chunk list, no data and no notice: a bundle for a.txt, nothing for the vanished file')
       t.match(seen.find((m) => m.t === 'dataEnd'), { id: 2 })
       const bundle = seen.find((m) => m.t === 'bundle') as Extract<Message, { t: 'bundle' }>
-      t.same(unpackBundle(bundle).map((s) => [s.id, Buffer.from(s.bytes)]), [[1, Buffer.concat(storedDelta(alpha, digestBytes(alpha)))]], 'the whole-file stream of a.txt')
+      t.same(new BundleReader().unpack(bundle).map((s) => [s.id, Buffer.from(s.bytes)]), [[1, Buffer.concat(storedDelta(alpha, digestBytes(alpha)))]], 'the whole-file stream of a.txt')
     }
     t.equal(store.get('a.txt'), undefined, 'the sender did not chunk the file for a record')
 

@@ -1,4 +1,4 @@
-import { containment, type Metric, type Profile } from '../similarity/index.js'
+import { containment, profile, type Metric, type Profile } from '../similarity/index.js'
 
 /** How one file reaches the receiver. */
 export type Method = 'delta' | 'whole'
@@ -68,6 +68,45 @@ export function decide(
   return passesThreshold(similarity, threshold)
     ? { method: 'delta', seed: best.path, similarity }
     : { method: 'whole', seed: best.path, similarity }
+}
+
+/**
+ * A second seed supplies at least this share of the target's bytes that the first does not, or
+ * none is used: it costs its signature (and a read of it on the receiver) for what it saves.
+ */
+export const MIN_SECOND_SEED_SHARE = 0.1
+
+/** What a second seed brings (secondSeed). */
+export interface SecondSeed {
+  readonly path: string
+  /** share of the target's bytes it supplies that the first does not */
+  readonly adds: number
+  /** the metric of the target against both seeds, their chunks as one seed */
+  readonly similarity: number
+}
+
+/**
+ * A second seed for a file made of pieces of several (DESIGN.md "Decision"; issue 10): of the
+ * candidates other than `first`, the one that supplies the most of the target's bytes that
+ * `first` does not, when that is at least MIN_SECOND_SEED_SHARE. The two then act as one seed,
+ * their bytes one after the other, and the rule applies to the pair: `similarity` is the metric
+ * of the target against both chunk lists together. A file with 160 KiB of one file and 64 KiB
+ * of another copies both pieces instead of sending the second as literals.
+ */
+export function secondSeed(target: Profile, candidates: readonly SeedCandidate[], first: string, metric: Metric): SecondSeed | undefined {
+  const one = candidates.find((c) => c.path === first)
+  if (one === undefined) return undefined
+  const alone = containment(target.multiset, one.profile.multiset)
+  let best: { c: SeedCandidate; pair: Profile; adds: number } | undefined
+  for (const c of candidates) {
+    if (c.path === first) continue
+    const pair = profile([...one.profile.chunks, ...c.profile.chunks])
+    const adds = containment(target.multiset, pair.multiset) - alone
+    // (The small slack: 0.6 − 0.5 is 0.0999… in floating point.)
+    if (adds >= MIN_SECOND_SEED_SHARE - 1e-9 && adds > (best?.adds ?? 0)) best = { c, pair, adds }
+  }
+  if (best === undefined) return undefined
+  return { path: best.c.path, adds: best.adds, similarity: metric(target, best.pair) }
 }
 
 /**

@@ -75,3 +75,12 @@ export async function* openFileSource(
     await fh.close()
   }
 }
+
+/** The bytes of several files one after another (the seeds of a delta from several: see
+ *  openSeedsReader), as openFileSource streams one. */
+export async function* openFilesSource(
+  paths: readonly string[],
+  opts: { bufferBytes?: number; signal?: AbortSignal; noFollow?: boolean } = {},
+): AsyncGenerator<Uint8Array> {
+  for (const p of paths) yield* openFileSource(p, opts)
+}

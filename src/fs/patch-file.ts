@@ -1,7 +1,7 @@
 import { applyDelta, type ExpectedTarget } from '../delta/index.js'
 import type { FileDigest } from '../hash/index.js'
 import { writeAtomically, type AtomicWriteOptions } from './atomic-write.js'
-import { openSeedReader } from './seed-reader.js'
+import { openSeedReader, openSeedsReader } from './seed-reader.js'
 
 /**
  * Rebuilds `outPath` from a seed file and a delta: applyDelta into writeAtomically, so the target
@@ -11,12 +11,13 @@ import { openSeedReader } from './seed-reader.js'
  * target must have this size and digest (else SOURCE_CHANGED, nothing renamed).
  */
 export async function patchFile(
-  seedPath: string | null,
+  seedPath: string | readonly string[] | null,
   delta: AsyncIterable<Uint8Array>,
   outPath: string,
   opts: AtomicWriteOptions & { noFollow?: boolean; expect?: ExpectedTarget } = {},
 ): Promise<{ size: number; digest: FileDigest; copiedBytes: number; literalBytes: number }> {
-  const seed = seedPath === null ? null : await openSeedReader(seedPath, { noFollow: opts.noFollow === true })
+  const noFollow = opts.noFollow === true
+  const seed = seedPath === null ? null : typeof seedPath === 'string' ? await openSeedReader(seedPath, { noFollow }) : await openSeedsReader(seedPath, { noFollow })
   try {
     const sizeHint = opts.sizeHint ?? opts.expect?.size
     return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect }), {

@@ -37,3 +37,45 @@ export async function openSeedReader(path: string, opts: { noFollow?: boolean } 
     close: () => handle.close(),
   }
 }
+
+/**
+ * Several seed files read as one: their bytes one after another, as a delta from several seeds
+ * addresses them (a file made of pieces of two files copies from both: DESIGN.md "Decision").
+ * One path is openSeedReader's own reader.
+ */
+export async function openSeedsReader(paths: readonly string[], opts: { noFollow?: boolean } = {}): Promise<SeedReader & { close(): Promise<void> }> {
+  if (paths.length === 1) return openSeedReader(paths[0]!, opts)
+  const parts: (SeedReader & { close(): Promise<void> })[] = []
+  try {
+    for (const p of paths) parts.push(await openSeedReader(p, opts))
+  } catch (err) {
+    await Promise.all(parts.map((r) => r.close()))
+    throw err
+  }
+  const starts: number[] = []
+  let size = 0
+  for (const r of parts) {
+    starts.push(size)
+    size += r.size
+  }
+  return {
+    size,
+    async read(offset: number, length: number): Promise<Uint8Array> {
+      const out = new Uint8Array(length)
+      for (let got = 0; got < length; ) {
+        const at = offset + got
+        let i = parts.length - 1
+        while (i > 0 && starts[i]! > at) i--
+        const part = parts[i]!
+        const n = Math.min(length - got, part.size - (at - starts[i]!))
+        if (n <= 0) throw new DsyncError('IO', `a read past the end of the seeds (${at} of ${size} bytes); run the command again`)
+        out.set(await part.read(at - starts[i]!, n), got)
+        got += n
+      }
+      return out
+    },
+    close: async () => {
+      await Promise.all(parts.map((r) => r.close()))
+    },
+  }
+}

@@ -3,11 +3,11 @@ import { dirname, join, posix } from 'node:path'
 import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
 import {
   blockSizeForChange, blockSizeForRefinement, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
-  encodeSignature, matchedSimilarity, MIN_MEASURABLE_CHUNKS, passesThreshold, planRefinement, rankSeeds, type SeedCandidate,
+  encodeSignature, matchedSimilarity, MIN_MEASURABLE_CHUNKS, passesThreshold, planRefinement, rankSeeds, secondSeed, type SecondSeed, type SeedCandidate,
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
-  asFileError, fsError, openFileSource, openSeedReader, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX,
+  asFileError, fsError, openFileSource, openFilesSource, openSeedsReader, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX,
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
@@ -844,10 +844,21 @@ class Receiver {
     // where there is none, by sketches of short windows (within ~3 points of the truth). The
     // sketches cost 28.9 KB of the 123 KB the bench's 50 edited source files took; the
     // exchange costs nothing more when the file goes as a delta.
+    // A file made of pieces of several files: a second seed when it supplies enough of what the
+    // first does not, and either the first passed the rule alone or the pair does (issue 10,
+    // "deltas from several seeds"; a file too small to measure keeps its earlier version alone).
+    let also: SecondSeed | undefined
+    if (decision.seed !== null && decision.note === undefined) {
+      const pair = secondSeed(target, cands, decision.seed, this.#metric)
+      if (pair !== undefined && (decision.method === 'delta' || passesThreshold(pair.similarity, this.d.options.threshold))) {
+        also = pair
+        if (decision.method !== 'delta') decision = { method: 'delta', seed: decision.seed, similarity: pair.similarity }
+      }
+    }
     const seed = decision.seed ?? samePath
     let trial = false
     const borderline = decision.method !== 'delta' && seed !== undefined && seed !== null && !t.partialList && (t.size ?? 0) >= SKETCH_MIN_FILE_BYTES
-    if (borderline && this.#refines(t, seed) && !this.d.options.dryRun) {
+    if (borderline && this.#refines(t, this.#files.get(seed)?.size ?? 0) && !this.d.options.dryRun) {
       trial = true
       decision = { method: 'delta', seed, similarity: decision.similarity }
     } else if (borderline && t.sketchable === true) {
@@ -867,22 +878,25 @@ class Receiver {
       size: t.size ?? t.entry.size,
       ...(decision.seed !== null && { seed: decision.seed, similarity: decision.similarity }),
       ...(decision.note !== undefined && { message: decision.note }),
+      ...(also !== undefined && { message: `and ${also.path} as a second seed (${(also.adds * 100).toFixed(0)}% more of the file)` }),
       ...(shown.length > 0 && { candidates: shown }),
     }
     if (this.d.options.dryRun) {
       this.#event(event, id)
       return this.#settle(t)
     }
-    const seedProfile = cands.find((c) => c.path === decision.seed)?.profile
+    const firstProfile = cands.find((c) => c.path === decision.seed)?.profile
+    const secondProfile = cands.find((c) => c.path === also?.path)?.profile
+    const seedProfile = firstProfile && secondProfile ? profile([...firstProfile.chunks, ...secondProfile.chunks]) : firstProfile
     // A sampled list holds a fraction of the file's bytes: scale what it shows to the whole.
     const scale = sampledView && target.multiset.total > 0 ? (t.size ?? t.entry.size) / target.multiset.total : 1
     const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile, scale) : 0
-    return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions, trial)
+    return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions, trial, also?.path)
   }
 
-  /** True when a delta of `t` from `seed` runs refinement rounds (#fetch). */
-  #refines(t: Transfer, seed: string): boolean {
-    return t.refinable === true && !t.retried && (this.#files.get(seed)?.size ?? 0) >= REFINE_MIN_SEED_BYTES
+  /** True when a delta of `t` from seeds of `seedBytes` in all runs refinement rounds (#fetch). */
+  #refines(t: Transfer, seedBytes: number): boolean {
+    return t.refinable === true && !t.retried && seedBytes >= REFINE_MIN_SEED_BYTES
   }
 
   /**
@@ -922,8 +936,9 @@ class Receiver {
     return best
   }
 
-  /** Sends the plan for one file and rebuilds it from the data that comes back. */
-  async #fetch(t: Transfer, seed: string | null, event: FileEvent, regions = 0, trial = false): Promise<void> {
+  /** Sends the plan for one file and rebuilds it from the data that comes back: whole, or a
+   *  delta from `seed` (and `also`, a second seed: the two files' bytes one after the other). */
+  async #fetch(t: Transfer, seed: string | null, event: FileEvent, regions = 0, trial = false, also?: string): Promise<void> {
     const path = t.entry.path
     const signal = this.#signal
     let tee: ByteQueue | undefined
@@ -931,10 +946,11 @@ class Receiver {
       const abs = await this.#abs(path)
       await this.#ensureParent(path, abs)
       if (this.#diskFull || (t.size ?? 0) >= ROOM_CHECK_BYTES) await this.#checkRoom(path, abs, t.size ?? 0)
-      const seedAbs = seed === null ? null : await this.#abs(seed)
+      const seeds = seed === null ? null : also === undefined ? [seed] : [seed, also]
+      const seedAbs = seeds === null ? null : await Promise.all(seeds.map((s) => this.#abs(s)))
       // Blocks sized for the change the chunk lists show: few regions changed, big blocks and a
       // small signature; many scattered edits, small blocks and little literal.
-      const size = seed === null ? 0 : (this.#files.get(seed)?.size ?? 0)
+      const size = seeds === null ? 0 : seeds.reduce((a, s) => a + (this.#files.get(s)?.size ?? 0), 0)
       const blockSize = blockSizeForChange(size, regions)
       // A file asked for whole has had its queue since its `want`, and gets no plan: the
       // sender streams it as the want said.
@@ -944,13 +960,13 @@ class Receiver {
         t.bundled = false
         // A trial was decided on a refined exchange (#decideAndFetch): it runs one whatever
         // the seed became since, or the threshold would never be applied to it.
-        if (seedAbs !== null && (trial || this.#refines(t, seed!))) {
+        if (seedAbs !== null && (trial || this.#refines(t, size))) {
           event = await this.#refinedPlan(t, seed!, seedAbs, size, regions, event, trial)
         } else {
           const signature =
             seedAbs === null
               ? null
-              : encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
+              : encodeSignature(await computeSignature(openFilesSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
           // After a probe that found nothing, a whole plan is a `wholeWant` (19 bytes, not 54).
           this.#out.post(seed === null && wholeAfterProbe(t)
             ? { t: 'wholeWant', id: t.id }
@@ -1046,13 +1062,13 @@ class Receiver {
    * the file (matchedSimilarity), and below the threshold the sender is told to send it as
    * literals only, as a whole file. Returns the file's event as it then stands.
    */
-  async #refinedPlan(t: Transfer, seedPath: string, seedAbs: string, size: number, regions: number, event: FileEvent, trial: boolean): Promise<FileEvent> {
+  async #refinedPlan(t: Transfer, seedPath: string, seedAbs: readonly string[], size: number, regions: number, event: FileEvent, trial: boolean): Promise<FileEvent> {
     const signal = this.#signal
     const b1 = blockSizeForRefinement(size, Math.max(1, regions))
-    const signature = encodeSignature(await computeSignature(openFileSource(seedAbs, { signal, noFollow: true }), { size, blockSize: b1, signal }))
+    const signature = encodeSignature(await computeSignature(openFilesSource(seedAbs, { signal, noFollow: true }), { size, blockSize: b1, signal }))
     const matches = (t.matches = new Mailbox(signal, 'match list'))
     this.#out.post({ t: 'plan', id: t.id, method: 'delta', seed: seedPath, similarity: event.similarity ?? 0, signature, refine: true })
-    const seed = await openSeedReader(seedAbs, { noFollow: true })
+    const seed = await openSeedsReader(seedAbs, { noFollow: true })
     try {
       let prevBlock = b1
       for (let round = 0; ; round++) {

@@ -27,10 +27,13 @@ t.test('dsync demo: the whole story on a local server, ending with identical tre
   const noop = r.stdout.split('== 4.')[1]!.split('== Result')[0]!
   t.notMatch(noop, /speedup +[\d.]+×/, 'no speedup figure for a no-op')
   t.match(noop, /speedup +none to measure: nothing changed, [\d.]+ (B|KiB) on the wire/)
-  t.match(r.stdout, /notes\/summary\.md went whole.*\n.*neither is similar enough alone\n +\(the most similar, .*, is [\d.]+% similar; the threshold is 50\.0%\)/)
+  t.match(r.stdout, /notes\/summary\.md (went whole.*\n.*neither is similar enough alone.*\n +\(the most similar, .*, is [\d.]+% similar; the threshold is 50\.0%\)|, made of pieces of two files the server has, went as one delta from both)/)
 })
 
 t.test('the merge story follows what happened to the file', async (t) => {
   t.match(mergeStory({ path: 'notes/summary.md', action: 'delta', seed: 'archive/old-draft.md', similarity: 0.7 }), /went as a delta from archive\/old-draft\.md/)
   t.match(mergeStory({ path: 'notes/summary.md', action: 'new' }), /went whole[^]*\(no file shares enough of it;/)
+  t.match(mergeStory({ path: 'notes/summary.md', action: 'new', seed: 'a.md', similarity: 0.4, candidates: [{ path: 'a.md', similarity: 0.4 }] }), /the content index found only one of them/)
+  t.match(mergeStory({ path: 'notes/summary.md', action: 'new', seed: 'a.md', similarity: 0.4, candidates: [{ path: 'a.md', similarity: 0.4 }, { path: 'b.md', similarity: 0.3 }] }), /nor are the two together/)
+  t.match(mergeStory({ path: 'notes/summary.md', action: 'delta', seed: 'a.md', similarity: 0.6, message: 'and b.md as a second seed (40% more of the file)' }), /went as one delta from both\n +\(a\.md and b\.md; 60\.0% similar to the pair\)/)
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { blockSizeFor, blockSizeForChange, changedRegions, decide, MAX_BLOCK, MIN_BLOCK, MIN_MEASURABLE_CHUNKS } from '../../src/delta/index.js'
+import { blockSizeFor, blockSizeForChange, changedRegions, decide, MAX_BLOCK, MIN_BLOCK, MIN_MEASURABLE_CHUNKS, secondSeed } from '../../src/delta/index.js'
 import { metricByName, profile, type WeightedChunk } from '../../src/similarity/index.js'
 import type { Fingerprint } from '../../src/types.js'
 
@@ -67,4 +67,47 @@ t.test('a target too small to measure gets a delta from the same path; a big one
   t.match(decide(small, seed, dice, 0.5), { method: 'whole' }, 'another path: the rule as usual')
   const big = profile([...seq('s', 3), ...seq('x', MIN_MEASURABLE_CHUNKS)])
   t.match(decide(big, [{ path: 'same', profile: profile(seq('s', 3)) }], dice, 0.5, { samePath: 'same' }), { method: 'whole' })
+})
+
+t.test('secondSeed: the candidate that supplies most of what the first does not, when it adds ≥ 10%', async (t) => {
+  // 10 chunks: 5 of a, 3 of b, 1 of c, 1 new.
+  const target = profile([...seq('a', 5), ...seq('b', 3), c('c0'), c('new')])
+  const cands = [
+    { path: 'a', profile: profile(seq('a', 8)) },
+    { path: 'b', profile: profile(seq('b', 10)) },
+    { path: 'c', profile: profile(seq('c', 2)) },
+    { path: 'a-again', profile: profile(seq('a', 5)) }, // supplies only what a does
+  ]
+  const s = secondSeed(target, cands, 'a', dice)
+  t.equal(s?.path, 'b', 'b adds 30%; c 10%; a copy of a nothing')
+  t.ok(Math.abs(s!.adds - 0.3) < 1e-12)
+  // The pair as one seed of 18 chunks: dice = 2 × 8 / (10 + 18).
+  t.ok(Math.abs(s!.similarity - (2 * 8) / (10 + 18)) < 1e-12)
+  t.equal(secondSeed(target, cands.filter((x) => x.path !== 'b'), 'a', dice)?.path, 'c', 'c adds exactly 10%: enough')
+  t.equal(secondSeed(target, [cands[0]!, cands[3]!], 'a', dice), undefined, 'nothing added: no second seed')
+  t.equal(secondSeed(profile([...seq('a', 19), c('c0')]), cands, 'a', dice), undefined, '5% is not worth a signature')
+  t.equal(secondSeed(target, cands, 'unknown', dice), undefined, 'a first seed that is not a candidate')
+})
+
+t.test('secondSeed property: what the pair adds never exceeds what the target lacks from the first', async (t) => {
+  const fc = (await import('fast-check')).default
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 0, max: 30 }), { minLength: 1, maxLength: 40 }), fc.array(fc.integer({ min: 0, max: 30 }), { maxLength: 40 }), fc.array(fc.integer({ min: 0, max: 30 }), { maxLength: 40 }), (tg, a, b) => {
+      const target = profile(tg.map((i) => c(`x${i}`)))
+      const cands = [{ path: 'a', profile: profile(a.map((i) => c(`x${i}`))) }, { path: 'b', profile: profile(b.map((i) => c(`x${i}`))) }]
+      const s = secondSeed(target, cands, 'a', dice)
+      const covered = (set: readonly number[]) => {
+        const left = new Map<number, number>()
+        for (const i of set) left.set(i, (left.get(i) ?? 0) + 1)
+        let n = 0
+        for (const i of tg) if ((left.get(i) ?? 0) > 0) { n++; left.set(i, left.get(i)! - 1) }
+        return n / tg.length
+      }
+      const adds = covered([...a, ...b]) - covered(a)
+      if (adds >= 0.1 - 1e-9) return s !== undefined && s.path === 'b' && Math.abs(s.adds - adds) < 1e-9
+      return s === undefined
+    }),
+    { numRuns: 300, seed: 7 },
+  )
+  t.pass('held for 300 random targets and seeds')
 })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { computeSignature, EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
-import { openFileSource, openSeedReader, patchFile } from '../../src/fs/index.js'
+import { openFileSource, openFilesSource, openSeedReader, openSeedsReader, patchFile } from '../../src/fs/index.js'
 import { collect, randomBytes, splitStream } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 
@@ -51,4 +51,27 @@ t.test('the seed reader reads exact ranges and notices a seed that shrank', asyn
   t.ok(Buffer.from(await r.read(1234, 5000)).equals(seed.subarray(1234, 6234)))
   await writeFile(join(dir, 'seed'), 'short')
   await t.rejects(r.read(1000, 10), { code: 'IO', message: /shrank/ })
+})
+
+t.test('several seeds read as one: ranges across their boundaries, and a delta copying from both', async (t) => {
+  const other = randomBytes(3, 70000)
+  const dir = await tempTree(t, { seed, other })
+  const both = Buffer.concat([seed, other])
+  const paths = [join(dir, 'seed'), join(dir, 'other')]
+  const r = await openSeedsReader(paths)
+  t.teardown(() => r.close())
+  t.equal(r.size, both.length)
+  for (const [at, n] of [[0, 10], [seed.length - 7, 20], [seed.length, 70000], [123, seed.length + 1000], [both.length - 1, 1]] as const) {
+    t.ok(Buffer.from(await r.read(at, n)).equals(both.subarray(at, at + n)), `read(${at}, ${n})`)
+  }
+  await t.rejects(r.read(both.length - 5, 10), { code: 'IO' }, 'past the end of the seeds')
+  t.ok(Buffer.from(Buffer.concat(await collect(openFilesSource(paths)))).equals(both), 'streamed one after the other')
+  // A file made of a piece of each seed and a little new: rebuilt from both.
+  const made = Buffer.concat([other.subarray(5000, 45000), seed.subarray(200000, 260000), randomBytes(4, 500)])
+  const sig = await computeSignature(openFilesSource(paths))
+  const delta = Buffer.concat(await collect(encodeDelta(sig, splitStream(made, [65536])).bytes))
+  t.ok(delta.length < 8000, `a ${delta.length}-byte delta for ${made.length} bytes`)
+  const res = await patchFile(paths, splitStream(delta, [1000]), join(dir, 'made'))
+  t.ok((await readFile(join(dir, 'made'))).equals(made))
+  t.ok(res.copiedBytes >= 90000, `${res.copiedBytes} bytes copied from the two seeds`)
 })

@@ -29,15 +29,27 @@ function sameTree(a: Map<string, string>, b: Map<string, string>): boolean {
 /** The demo's file made of pieces of two others (see editSampleTree). */
 const MERGED_FILE = 'notes/summary.md'
 
-/** What became of the merged file, told as it happened: a delta takes one seed, so a file made
- *  of two halves goes whole unless one of them alone is similar enough. */
+/** What became of the merged file, told as it happened: a delta from both files it was made of
+ *  (a second seed), from one of them, or whole when no pair or file is similar enough. */
 export function mergeStory(e: FileEvent | undefined): string {
   if (e === undefined) return `  ${MERGED_FILE} was not sent (unexpected: please report it).`
+  const second = /^and (.+) as a second seed/.exec(e.message ?? '')?.[1]
+  if (e.action === 'delta' && second !== undefined) {
+    return (
+      `  ${MERGED_FILE}, made of pieces of two files the server has, went as one delta from both\n` +
+      `  (${e.seed} and ${second}; ${formatPercent(e.similarity ?? 0)} similar to the pair): no other sync tool copies from two files.`
+    )
+  }
   if (e.action === 'delta') return `  ${MERGED_FILE}, made of pieces of two files, went as a delta from ${e.seed}.`
   const best = e.seed === undefined ? 'no file shares enough of it' : `the most similar, ${e.seed}, is ${formatPercent(e.similarity ?? 0)} similar`
+  // A second seed is weighed among the files the content index finds (it samples one chunk in
+  // eight): a small piece of a file may go unseen.
+  const why = (e.candidates?.length ?? 0) >= 2
+    ? 'neither is similar enough alone, nor are the two together'
+    : 'neither is similar enough alone, and the content index found only one of them'
   return (
     `  ${MERGED_FILE} went whole, though it is made of pieces of two files the server has:\n` +
-    `  a delta is made against one seed, and neither is similar enough alone\n` +
+    `  ${why}\n` +
     `  (${best}; the threshold is ${formatPercent(DEFAULT_THRESHOLD)}).`
   )
 }

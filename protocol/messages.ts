@@ -17,6 +17,11 @@ export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([3, 2, 1])
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
 
+/** The messages a `batch` may hold (§4.8): small ones, none that unpacks a compressed list. */
+export const BATCHED_TYPES: readonly string[] = Object.freeze([
+  'want', 'wholeWant', 'chunksWant', 'sketchWant', 'probe', 'dataEnd', 'result', 'notice', 'filesEnd', 'plan', 'refine', 'matches', 'chunks',
+])
+
 /** The first version whose receivers take a `bundle` (§4.7), and whose peers take a `batch` (§4.8). */
 export const BUNDLE_PROTOCOL_VERSION = 3
 

@@ -1,40 +1,39 @@
-import { DsyncError } from '../errors.js'
+import { DsyncError, isDsyncError } from '../errors.js'
+import { BATCHED_TYPES, LIMITS } from '../../protocol/messages.js'
 import { wrapChannel, type Channel } from './channel.js'
 import type { Message } from './messages.js'
 
 /** Messages gathered at most before a batch goes without waiting for the event loop's turn. */
 const MAX_BATCH = 1024
 
+/** A batch goes before the next message would take it past this (an upper bound of its packed
+ *  size: roughBytes), well inside LIMITS.maxBatchBytes. */
+const BATCH_BYTES = LIMITS.maxBatchBytes / 2
+
 /** A signature, match list or chunk list up to this size rides in a batch; larger ones go alone. */
 const SMALL_PAYLOAD_BYTES = 4096
 
 /**
- * Small control messages (PROTOCOL.md §4.8): the ones a session sends one or more of per file.
- * File data (`data`, `bundle`), file lists (compressed already), large signatures, match lists
- * and sketches go alone; so do `done` and `step`, after which a peer may close the session.
+ * Small control messages (PROTOCOL.md §4.8: BATCHED_TYPES): the ones a session sends one or
+ * more of per file. File data (`data`, `bundle`), file lists (compressed already), large
+ * signatures, match lists and sketches go alone; so do `done` and `step`, after which a peer
+ * may close the session.
  */
 function batchable(m: Message): boolean {
-  switch (m.t) {
-    case 'want':
-    case 'wholeWant':
-    case 'chunksWant':
-    case 'sketchWant':
-    case 'probe':
-    case 'dataEnd':
-    case 'result':
-    case 'notice':
-    case 'filesEnd':
-      return true
-    case 'plan':
-    case 'refine':
-      return (m.signature?.length ?? 0) <= SMALL_PAYLOAD_BYTES
-    case 'matches':
-      return m.list.length <= SMALL_PAYLOAD_BYTES
-    case 'chunks':
-      return m.chunks.length * 20 <= SMALL_PAYLOAD_BYTES
-    default:
-      return false
-  }
+  if (!BATCHED_TYPES.includes(m.t)) return false
+  if (m.t === 'plan' || m.t === 'refine') return (m.signature?.length ?? 0) <= SMALL_PAYLOAD_BYTES
+  if (m.t === 'matches') return m.list.length <= SMALL_PAYLOAD_BYTES
+  if (m.t === 'chunks') return m.chunks.length * 20 <= SMALL_PAYLOAD_BYTES
+  return true
+}
+
+/** At least the bytes a message packs to (msgpack: a string's UTF-8 is ≤ 3 bytes a UTF-16 unit). */
+function roughBytes(v: unknown): number {
+  if (typeof v === 'string') return 5 + 3 * v.length
+  if (v instanceof Uint8Array) return 5 + v.length
+  if (Array.isArray(v)) return v.reduce((a: number, x) => a + roughBytes(x), 5)
+  if (typeof v === 'object' && v !== null) return Object.entries(v).reduce((a, [k, x]) => a + roughBytes(k) + roughBytes(x), 5)
+  return 9
 }
 
 /**
@@ -52,15 +51,25 @@ function batchable(m: Message): boolean {
  */
 export function withBatching(channel: Channel): Channel {
   let queued: Message[] = []
+  let queuedBytes = 0
   let scheduled = false
   let failure: unknown
   const flush = (): Promise<void> => {
     if (queued.length === 0) return Promise.resolve()
     const msgs = queued
     queued = []
-    const sent = channel.send(msgs.length === 1 ? msgs[0]! : { t: 'batch', messages: msgs })
+    queuedBytes = 0
+    let sent: Promise<void>
+    try {
+      sent = channel.send(msgs.length === 1 ? msgs[0]! : { t: 'batch', messages: msgs })
+    } catch (err) {
+      sent = Promise.reject(err)
+    }
+    // Its messages' sends have resolved: a batch that cannot go ends the session, loudly, or
+    // the peer would wait for them forever.
     sent.catch((err: unknown) => {
       failure ??= err
+      channel.fail(isDsyncError(err) ? err : new DsyncError('INTERNAL', `a batch could not be sent: ${String(err)}`, { cause: err }))
     })
     return sent
   }
@@ -74,8 +83,12 @@ export function withBatching(channel: Channel): Channel {
         const sent = channel.send(msg)
         return Promise.all([before, sent]).then(() => undefined)
       }
+      const bytes = roughBytes(msg)
+      const before = queuedBytes + bytes > BATCH_BYTES ? flush() : undefined
       queued.push(msg)
+      queuedBytes += bytes
       if (queued.length >= MAX_BATCH) return flush()
+      if (before !== undefined) return before
       if (!scheduled) {
         scheduled = true
         setImmediate(() => {

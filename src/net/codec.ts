@@ -4,7 +4,7 @@ import { DsyncError, type ErrorCode } from '../errors.js'
 import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import {
-  LIMITS, OP_CODE, PROBE_KEY_BYTES, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireOpEntry, type WireSessionOptions,
+  BATCHED_TYPES, LIMITS, OP_CODE, PROBE_KEY_BYTES, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireOpEntry, type WireSessionOptions,
   type WireStateEntry,
 } from '../../protocol/messages.js'
 import { MAX_SHOWN_CANDIDATES, type ChangeStatus, type FileEntry, type Message, type MessageOf, type MessageTag, type SeedShown, type SessionOptions, type StateEntry, type SyncOp } from './messages.js'
@@ -296,7 +296,9 @@ const CODECS: CodecTable = {
       const messages = frames.map((frame, i) => {
         const bytes = checkBytes(f, `z[${i}]`, frame, { max: LIMITS.maxBatchBytes })
         const m = decode(bytes)
-        if (m.t === 'batch') throw f.bad(`z[${i}]`, 'is a batch; batches do not nest')
+        // Only small messages: a `files` list in a batch unpacks 4 MiB from ~400 bytes, and a
+        // batch of them would hold gigabytes (one crashed a server in review).
+        if (!BATCHED_TYPES.includes(m.t)) throw f.bad(`z[${i}]`, `is a '${m.t}', which travels alone, never in a batch`)
         return m
       })
       return { t: 'batch', messages }

@@ -51,7 +51,10 @@ export class BundleBuilder {
   take(level?: number): BundleMessage | undefined {
     if (this.#streams.length === 0) return undefined
     const raw = Buffer.concat(this.#parts, this.#bytes)
-    const dictionary = this.#history.bytes
+    // A dictionary that starts with zstd's dictionary magic is read as a trained dictionary, and
+    // refused: raw content that does (any file may) goes without its first byte.
+    const history = this.#history.bytes
+    const dictionary = startsWithDictMagic(history) ? history.subarray(1) : history
     const frame = compressFrame(raw, { ...(level !== undefined && { level }), dictionary })
     const msg: BundleMessage = { t: 'bundle', streams: this.#streams, codec: frame.codec, raw: raw.length, z: frame.data, dict: dictionary.length }
     this.#history.push(raw)
@@ -70,6 +73,12 @@ export class BundleBuilder {
  * (a larger dictionary costs its load, and the recent past matters most), +45 ms of CPU.
  */
 export const BUNDLE_HISTORY_BYTES = 64 * 1024
+
+/** zstd's dictionary magic, 0xEC30A437 little-endian (RFC 8878 §5). */
+const DICT_MAGIC = [0x37, 0xa4, 0x30, 0xec]
+function startsWithDictMagic(b: Uint8Array): boolean {
+  return b.length >= 4 && DICT_MAGIC.every((x, i) => b[i] === x)
+}
 
 class History {
   bytes: Uint8Array = new Uint8Array(0)

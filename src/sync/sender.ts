@@ -296,7 +296,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       fileFailed(err, plan.id, path, whole, sentAny)
     }
     await channel.send({ t: 'dataEnd', id: plan.id })
-    unsettled.add(plan.id)
+    // A file asked for whole that sent nothing is dropped quietly by the receiver: no result.
+    if (sentAny || !whole) unsettled.add(plan.id)
     if (smallWanted.delete(plan.id)) sendBundleSoon()
   }
 
@@ -342,7 +343,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     bundleSendQueued = true
     setImmediate(() => {
       bundleSendQueued = false
-      if (signal.aborted || bundle.count === 0 || bundleReads > 0 || plans.some((p) => forBundle(p.plan))) return
+      if (done || signal.aborted || bundle.count === 0 || bundleReads > 0 || plans.some((p) => forBundle(p.plan))) return
       const held = performance.now() - bundleSince
       const more = smallWanted.size > bundle.count || unsettled.size > 0
       if (more && bundle.count < BUNDLE_GO_FILES && held < BUNDLE_HOLD_MS) {
@@ -417,6 +418,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     if (rec !== undefined) {
       paths.set(msg.id, msg.path)
       listedDigest.set(msg.id, rec.digest)
+    } else {
+      smallWanted.delete(msg.id) // an empty list: the receiver settles it without a result
     }
     if (rec !== undefined && msg.probe === true && rec.chunks.length > PROBE_ABOVE_CHUNKS) {
       // A file at a new path (§4.6): a few keys for the receiver to look up instead of a list

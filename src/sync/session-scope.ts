@@ -52,7 +52,15 @@ export class SessionScope {
 
   /** Runs `task` in the background under this session. */
   spawn(task: () => Promise<void>, onSettled?: () => void): void {
-    const p: Promise<void> = (this.signal.aborted ? Promise.reject(abortError(this.signal)) : task())
+    let started: Promise<void>
+    try {
+      started = this.signal.aborted ? Promise.reject(abortError(this.signal)) : task()
+    } catch (err) {
+      // A task that throws before its first await fails the session as one that rejects does,
+      // never the process.
+      started = Promise.reject(err)
+    }
+    const p: Promise<void> = started
       .catch((err: unknown) => this.abort(err))
       .finally(() => {
         this.#running.delete(p)

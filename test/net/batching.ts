@@ -59,9 +59,31 @@ t.test('a malformed batch is BAD_MESSAGE: nested, too short, too long, or holdin
   const one = encode(want(1))
   t.same(decode(frame([one, encode(want(2))])), { t: 'batch', messages: [want(1), want(2)] })
   t.throws(() => decode(frame([one])), { code: 'BAD_MESSAGE', message: /at least 2/ })
-  t.throws(() => decode(frame([one, frame([one, one])])), { code: 'BAD_MESSAGE', message: /do not nest/ })
+  t.throws(() => decode(frame([one, frame([one, one])])), { code: 'BAD_MESSAGE', message: /'batch', which travels alone/ }, 'batches do not nest')
   t.throws(() => decode(frame([one, 'text'])), { code: 'BAD_MESSAGE', message: /z\[1\]/ })
   t.throws(() => decode(frame([one, packr.pack({ t: 'want', id: -1, path: 'a' })])), { code: 'BAD_MESSAGE', message: /want.*id/ })
   t.throws(() => decode(frame(Array.from({ length: 4097 }, () => one))), { code: 'BAD_MESSAGE', message: /4097/ })
   t.throws(() => encode({ t: 'batch', messages: [{ t: 'batch', messages: [] }] }), { code: 'INTERNAL' })
+})
+
+t.test('a batch holds only small messages: a file list in one is BAD_MESSAGE (it would unpack 4 MiB from a few bytes)', async (t) => {
+  const packr = new Packr({ useRecords: false })
+  const inner = [encode(want(1)), encode({ t: 'files', entries: [] })]
+  const raw = packr.pack(inner)
+  t.throws(() => decode(packr.pack({ t: 'batch', codec: 0, raw: raw.length, z: raw })), { code: 'BAD_MESSAGE', message: /'files', which travels alone/ })
+})
+
+t.test('many large small messages go in as many batches as their size needs, none lost', async (t) => {
+  const [a, b] = memoryChannelPair()
+  const batched = withBatching(a)
+  const n = 300
+  for (let i = 0; i < n; i++) await batched.send({ t: 'result', id: i + 1, path: `p/${'x'.repeat(200)}-${i}`, action: 'error', ok: false, code: 'IO', message: 'y'.repeat(4000) })
+  await batched.send({ t: 'done', summary: {} })
+  const got: Message[] = []
+  for await (const m of withBatching(b).messages()) {
+    got.push(m)
+    if (m.t === 'done') break
+  }
+  t.equal(got.length, n + 1, 'every result, then done')
+  t.same(got.slice(0, n).map((m) => (m as Extract<Message, { t: 'result' }>).id), Array.from({ length: n }, (_, i) => i + 1), 'in order')
 })

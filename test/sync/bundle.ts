@@ -70,6 +70,15 @@ t.test('BundleBuilder packs whole data streams into one frame that unpacks to th
   t.throws(() => new BundleReader().unpack(next), { code: 'BAD_MESSAGE', message: /bundle\.dict/ }, 'more history than the reader has')
   t.notOk(b.fits(LIMITS.maxBundleBytes + 1), 'no stream larger than a bundle fits')
   t.throws(() => b.add(9, [new Uint8Array(LIMITS.maxBundleBytes + 1)]), { code: 'INTERNAL' })
+  // Content that starts with zstd's dictionary magic (any file may) is still a raw dictionary.
+  const magic = new BundleBuilder()
+  const reader2 = new BundleReader()
+  const odd = Buffer.concat([Buffer.from([0x37, 0xa4, 0x30, 0xec]), projectText(9, 5000)])
+  magic.add(1, [odd])
+  magic.add(2, [odd])
+  t.same(reader2.unpack(magic.take(3)!).map((s) => Buffer.from(s.bytes)), [odd, odd])
+  magic.add(3, [odd])
+  t.same(reader2.unpack(magic.take(3)!).map((s) => Buffer.from(s.bytes)), [odd], 'the next bundle, with that history as its dictionary')
   const bad = { ...msg, z: msg.z.map((x, i) => (i > 8 ? x ^ 0x5a : x)) }
   t.throws(() => new BundleReader().unpack(bad), { code: 'BAD_MESSAGE', message: /bundle\.z/ }, 'a frame that does not unpack is the peer\'s fault')
 })

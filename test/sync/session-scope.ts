@@ -75,3 +75,12 @@ t.test('ByteQueue: push waits over the high-water mark until the consumer takes'
   t.equal((await it.next()).value?.length, 3)
   t.ok((await it.next()).done)
 })
+
+t.test('a task that throws before its first await fails the session, not the process', async (t) => {
+  const scope = new SessionScope(new AbortController().signal)
+  scope.spawn(() => {
+    throw new DsyncError('IO', 'thrown at once')
+  })
+  await t.rejects(scope.settled(), { code: 'IO', message: 'thrown at once' })
+  t.ok(scope.signal.aborted, 'and every other task of it is told')
+})

@@ -118,15 +118,37 @@ export abstract class FrameChannel implements Channel {
 
   /** The next inbound message, or null after a normal close. Same errors as `messages()`. */
   receive(): Promise<Message | null> {
-    return this.inbound.next()
+    return this.next()
   }
 
   async *messages(): AsyncGenerator<Message, void, undefined> {
     for (;;) {
-      const msg = await this.inbound.next()
+      const msg = await this.next()
       if (msg === null) return
       yield msg
     }
+  }
+
+  /** The next message, decoded as it is taken (InboundQueue says why). A frame that does not
+   *  decode ends the session (BAD_MESSAGE, told to the peer); the peer's `error` ends it too. */
+  private async next(): Promise<Message | null> {
+    const frame = await this.inbound.next()
+    if (frame === null) return null
+    let msg: Message
+    try {
+      msg = decode(frame)
+    } catch (err) {
+      const e = err instanceof DsyncError ? err : new DsyncError('BAD_MESSAGE', 'undecodable message', { cause: err })
+      this.inbound.abort(e)
+      this.fail(e)
+      throw e
+    }
+    if (msg.t === 'error') {
+      const e = errorFromPeer(msg.code, msg.message)
+      this.inbound.abort(e)
+      throw e
+    }
+    return msg
   }
 
   /** Closes the session. The local message stream ends at once — normally for 1000, else with
@@ -154,19 +176,7 @@ export abstract class FrameChannel implements Channel {
   /** Handles one inbound binary frame. */
   protected onFrame(frame: Uint8Array): void {
     this.stats.bytesReceived += frame.length
-    if (this.inbound.ended) return
-    let msg: Message
-    try {
-      msg = decode(frame)
-    } catch (err) {
-      this.fail(err instanceof DsyncError ? err : new DsyncError('BAD_MESSAGE', 'undecodable message', { cause: err }))
-      return
-    }
-    if (msg.t === 'error') {
-      this.inbound.end(errorFromPeer(msg.code, msg.message))
-      return
-    }
-    this.inbound.push(msg, frame.length)
+    this.inbound.push(frame)
   }
 
   /** Handles the transport's close, whoever started it. */

@@ -1,6 +1,5 @@
 import { DsyncError } from '../errors.js'
 import { Fifo } from './fifo.js'
-import type { Message } from './messages.js'
 
 /** Limits of the unconsumed inbound queue; the transport is paused above them. */
 export interface QueueLimits {
@@ -11,12 +10,15 @@ export interface QueueLimits {
 }
 
 /**
- * Inbound messages waiting for the consumer, in arrival order, then an end (normal or an error).
+ * Inbound frames waiting for the consumer, in arrival order, then an end (normal or an error).
+ * Frames, not messages: the channel decodes each as it is taken, so the queue's bytes are what
+ * the peer sent. A `files` list unpacks to 4 MiB from a few hundred bytes; decoded on arrival,
+ * 1 MB of such frames filled a server's heap (found in review).
  * Calls `pause` when the queue goes over a limit and `resume` when it has drained to half, the
  * recipe of ws `lib/stream.js` (`if (!push(data)) ws.pause()`, resume in `_read`).
  */
 export class InboundQueue {
-  private readonly items = new Fifo<{ msg: Message; size: number }>()
+  private readonly items = new Fifo<Uint8Array>()
   private bytes = 0
   private paused = false
   private terminal: { error: DsyncError | null } | null = null
@@ -41,11 +43,11 @@ export class InboundQueue {
     return this.terminal !== null
   }
 
-  /** Appends a message of `size` frame bytes; ignored after the end. */
-  push(msg: Message, size: number): void {
+  /** Appends a frame; ignored after the end. */
+  push(frame: Uint8Array): void {
     if (this.terminal !== null) return
-    this.items.push({ msg, size })
-    this.bytes += size
+    this.items.push(frame)
+    this.bytes += frame.length
     if (!this.paused && (this.bytes >= this.limits.maxQueuedBytes || this.queuedMessages >= this.limits.maxQueuedMessages)) {
       this.paused = true
       this.flow.pause()
@@ -60,8 +62,16 @@ export class InboundQueue {
     this.wake()
   }
 
-  /** The next message; null after a normal end; throws the recorded error once drained. */
-  async next(): Promise<Message | null> {
+  /** Ends now for `error`, dropping what is queued (a frame after a bad one means nothing). */
+  abort(error: DsyncError): void {
+    while (this.items.length > 0) this.items.shift()
+    this.bytes = 0
+    this.terminal = { error }
+    this.wake()
+  }
+
+  /** The next frame; null after a normal end; throws the recorded error once drained. */
+  async next(): Promise<Uint8Array | null> {
     for (;;) {
       if (this.items.length > 0) return this.take()
       if (this.terminal !== null) {
@@ -72,14 +82,14 @@ export class InboundQueue {
     }
   }
 
-  private take(): Message {
+  private take(): Uint8Array {
     const item = this.items.shift()!
-    this.bytes -= item.size
+    this.bytes -= item.length
     if (this.paused && this.bytes <= this.limits.maxQueuedBytes / 2 && this.queuedMessages <= this.limits.maxQueuedMessages / 2) {
       this.paused = false
       this.flow.resume()
     }
-    return item.msg
+    return item
   }
 
   private wake(): void {

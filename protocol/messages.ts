@@ -147,8 +147,9 @@ export type WireMessage =
    *  the list, when it is short); `digest`: put the file's SHA-256 in it. */
   | { t: 'want'; id: number; path: string; whole?: boolean; probe?: boolean; digest?: boolean }
   /** (sender→receiver, §4.6) a few content keys of a file at a new path: `keys` holds 4 bytes
-   *  (a fingerprint's first 4) per key, at most `LIMITS.maxProbeKeys`; `size` as in `chunks` */
-  | { t: 'probe'; id: number; size: number; keys: Uint8Array; digest?: Uint8Array }
+   *  (a fingerprint's first 4) per key, at most `LIMITS.maxProbeKeys`; `size` as in `chunks`;
+   *  `anchors` (version 3): 4 bytes (u32 little-endian) per similarity-sketch posting key, as many */
+  | { t: 'probe'; id: number; size: number; keys: Uint8Array; digest?: Uint8Array; anchors?: Uint8Array }
   /** (receiver→sender, §4.6) after a `probe`: send the file's chunk list after all */
   | { t: 'chunksWant'; id: number }
   /** (receiver→sender, §4.6) after a `probe`: nothing here can seed it; send it whole now, as

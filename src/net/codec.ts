@@ -105,13 +105,20 @@ const CODECS: CodecTable = {
       if (m.keys.length % PROBE_KEY_BYTES !== 0 || m.keys.length > LIMITS.maxProbeKeys * PROBE_KEY_BYTES) {
         throw internal(`'probe' with ${m.keys.length} bytes of keys; send whole ${PROBE_KEY_BYTES}-byte keys, at most ${LIMITS.maxProbeKeys}`)
       }
-      return { t: 'probe', id: m.id, size: m.size, keys: m.keys, ...(m.digest !== undefined && { digest: Buffer.from(m.digest, 'hex') }) }
+      if (m.anchors !== undefined && (m.anchors.length % PROBE_KEY_BYTES !== 0 || m.anchors.length > LIMITS.maxProbeKeys * PROBE_KEY_BYTES)) {
+        throw internal(`'probe' with ${m.anchors.length} bytes of anchors; send whole ${PROBE_KEY_BYTES}-byte keys, at most ${LIMITS.maxProbeKeys}`)
+      }
+      return { t: 'probe', id: m.id, size: m.size, keys: m.keys, ...(m.digest !== undefined && { digest: Buffer.from(m.digest, 'hex') }), ...(m.anchors !== undefined && { anchors: m.anchors }) }
     },
     fromWire: (f) => {
       const keys = f.bytes('keys', { max: LIMITS.maxProbeKeys * PROBE_KEY_BYTES })
       if (keys.length % PROBE_KEY_BYTES !== 0) throw f.bad('keys', `is ${keys.length} bytes, not whole ${PROBE_KEY_BYTES}-byte keys`)
       const digest = optionalDigest(f)
-      return { t: 'probe', id: f.int('id', 0, U32_MAX), size: f.int('size', 0, Number.MAX_SAFE_INTEGER), keys, ...(digest !== undefined && { digest }) }
+      const anchors = f.has('anchors') && f.raw('anchors') !== null ? f.bytes('anchors', { max: LIMITS.maxProbeKeys * PROBE_KEY_BYTES }) : undefined
+      if (anchors !== undefined && anchors.length % PROBE_KEY_BYTES !== 0) throw f.bad('anchors', `is ${anchors.length} bytes, not whole ${PROBE_KEY_BYTES}-byte keys`)
+      return {
+        t: 'probe', id: f.int('id', 0, U32_MAX), size: f.int('size', 0, Number.MAX_SAFE_INTEGER), keys, ...(digest !== undefined && { digest }), ...(anchors !== undefined && { anchors }),
+      }
     },
   },
   chunksWant: {

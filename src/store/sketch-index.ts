@@ -61,6 +61,23 @@ function postingKey(short: number, prior: number): number {
   return (short ^ Math.imul(prior, 0x9e3779b1)) >>> 0
 }
 
+/**
+ * A few posting keys to look a file up by (a probe: PROTOCOL.md §4.6): those of its `n` anchors
+ * with the most leading zero bits, the ones an index posts first (postedKeys posts every anchor
+ * above a level), so a file holding that anchor has it posted unless it is far larger. Distinct,
+ * highest level first.
+ */
+export function probeAnchorKeys(s: Sketch, n: number): number[] {
+  const order = [...s.short.keys()].sort((a, b) => Math.clz32(s.short[b]!) - Math.clz32(s.short[a]!) || s.short[a]! - s.short[b]!)
+  const keys: number[] = []
+  for (const k of order) {
+    const key = postingKey(s.short[k]!, s.prior[k]!)
+    if (!keys.includes(key)) keys.push(key)
+    if (keys.length === n) break
+  }
+  return keys
+}
+
 /** The distinct posting keys of a sketch. */
 function postedKeys(s: Sketch): number[] {
   const keys = new Set<number>()
@@ -154,12 +171,15 @@ export class SketchIndex {
    * first: one lookup per anchor of the query (sif's one-against-all), never a scan.
    */
   candidates(sketch: Sketch): Map<number, number> {
+    const keys: number[] = []
+    for (let k = 0; k < sketch.short.length; k++) keys.push(postingKey(sketch.short[k]!, sketch.prior[k]!))
+    return this.candidatesOfKeys(keys)
+  }
+
+  /** The files posted under `keys` (each key once), with how many of the keys each holds. */
+  candidatesOfKeys(keys: Iterable<number>): Map<number, number> {
     const hits = new Map<number, number>()
-    const seen = new Set<number>()
-    for (let k = 0; k < sketch.short.length; k++) {
-      const key = postingKey(sketch.short[k]!, sketch.prior[k]!)
-      if (seen.has(key)) continue
-      seen.add(key)
+    for (const key of new Set(keys)) {
       if (this.#postings.getValuesCount(key) > MAX_SKETCH_POSTINGS) continue
       for (const id of this.#postings.getValues(key)) hits.set(id, (hits.get(id) ?? 0) + 1)
     }

@@ -12,8 +12,8 @@ import {
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
 import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, type Channel, type FileEntry, type Message } from '../net/index.js'
-import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, type MetricName } from '../similarity/index.js'
-import { sameMtime, sampleChunks, type FileRecord, type SyncBase } from '../store/index.js'
+import { containment, decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, type MetricName } from '../similarity/index.js'
+import { sameMtime, sampleChunks, updateSketchIndex, type FileRecord, type SketchIndex, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
 import { BundleReader } from './bundle.js'
@@ -108,6 +108,10 @@ const SKETCH_MIN_FILE_BYTES = 64 * 1024
  * 16 KiB 64,174 B (1.09×), wall 1.44 → 1.57 s (one run each, load ~2).
  */
 const REFINE_MIN_SEED_BYTES = 16 * 1024
+/** Edits guessed per chunk of a file that shares no whole chunk with its seed (see regions in
+ *  #decideAndFetch): 4 per 8 KiB sizes a 300 KiB seed's round-1 blocks at ~256 bytes. */
+const EDITS_PER_UNSHARED_CHUNK = 4
+
 /** Refinement rounds after the first (DELTA.md: 2–3 on the bench's edits). */
 const MAX_REFINE_ROUNDS = 4
 
@@ -178,6 +182,8 @@ interface Transfer {
   probe?: boolean
   probeAnswered?: boolean
   listAsked?: boolean
+  /** a seed its probe's anchors found in the sketch index (#seedByAnchors), weighed with the rest */
+  sketchSeed?: string
   /** some of its data (`data`, or all of it in a `bundle`) has come for the current request */
   dataSeen?: boolean
   /** all of it came in a `bundle` */
@@ -228,6 +234,8 @@ class Receiver {
   /** base name → local files with it (see #filesByName), for guessing the source of a moved file */
   #byName: Map<string, string[]> | undefined
   readonly #metric
+  /** the tree's sketch index, brought up to date once a session when first needed (#sketchIndex) */
+  #sketches: Promise<SketchIndex> | undefined
   /** the session's bundles, unpacked in the order they come (each may use the ones before) */
   readonly #bundles = new BundleReader()
   /** this side's tree: what the walk found, then what the session wrote */
@@ -556,6 +564,12 @@ class Receiver {
           await this.#files.indexAll()
           wantList = this.#probeFinds(msg.keys)
         }
+        // Edits closer than a chunk leave no whole chunk in common (bench/seeds.ts: scattered
+        // edits never found their base): the sketch's anchors, a few hundred bytes apart, may.
+        if (!wantList && msg.anchors !== undefined && msg.anchors.length > 0) {
+          t.sketchSeed = await this.#seedByAnchors(msg.anchors, t.entry.path)
+          wantList = t.sketchSeed !== undefined
+        }
       } catch (err) {
         this.#fail(t.entry.path, asFileError(err, t.entry.path, 'settle it'), t.id)
         return this.#settle(t)
@@ -573,6 +587,33 @@ class Receiver {
       }
       return this.#fetch(t, null, event)
     })
+  }
+
+  /** The tree's sketch index (the one `dsync similar` keeps), brought up to date once a session:
+   *  files whose size and mtime it knows are not read again. */
+  #sketchIndex(): Promise<SketchIndex> {
+    return (this.#sketches ??= (async () => {
+      const index = this.d.store.sketchIndex()
+      // Policy: a file that cannot be read is no seed; the scan goes on.
+      await updateSketchIndex(this.d.root, index, { signal: this.#signal, onError: () => undefined })
+      return index
+    })())
+  }
+
+  /** The current file here posted under most of a probe's anchors (PROTOCOL.md §4.6), if any. */
+  async #seedByAnchors(anchors: Uint8Array, self: string): Promise<string | undefined> {
+    const index = await this.#sketchIndex()
+    const keys: number[] = []
+    for (let o = 0; o + PROBE_KEY_BYTES <= anchors.length; o += PROBE_KEY_BYTES) keys.push(Buffer.from(anchors.buffer, anchors.byteOffset + o, 4).readUInt32LE(0))
+    let best: string | undefined
+    let bestHits = 0
+    for (const [id, hits] of index.candidatesOfKeys(keys)) {
+      const path = index.pathOf(id)
+      if (path === undefined || path === self || this.#files.get(path)?.kind !== 'file' || hits <= bestHits) continue
+      best = path
+      bestHits = hits
+    }
+    return best
   }
 
   /** True when a probe key starts a fingerprint that a current file here holds. */
@@ -813,6 +854,7 @@ class Receiver {
     }
     const same = t.current === undefined ? undefined : await this.#files.record(t.entry.path)
     add(same)
+    if (t.sketchSeed !== undefined) add(await this.#files.record(t.sketchSeed))
     // The index as it stands first (current for every file read before); the rest of the tree
     // is read only when the file at the same path is not seed enough.
     fromIndex()
@@ -855,7 +897,8 @@ class Receiver {
         if (decision.method !== 'delta') decision = { method: 'delta', seed: decision.seed, similarity: pair.similarity }
       }
     }
-    const seed = decision.seed ?? samePath
+    // A seed found by sketch shares no whole chunk, maybe: it is measured on the bytes below.
+    const seed = decision.seed ?? samePath ?? t.sketchSeed
     let trial = false
     const borderline = decision.method !== 'delta' && seed !== undefined && seed !== null && !t.partialList && (t.size ?? 0) >= SKETCH_MIN_FILE_BYTES
     if (borderline && this.#refines(t, this.#files.get(seed)?.size ?? 0) && !this.d.options.dryRun) {
@@ -890,7 +933,13 @@ class Receiver {
     const seedProfile = firstProfile && secondProfile ? profile([...firstProfile.chunks, ...secondProfile.chunks]) : firstProfile
     // A sampled list holds a fraction of the file's bytes: scale what it shows to the whole.
     const scale = sampledView && target.multiset.total > 0 ? (t.size ?? t.entry.size) / target.multiset.total : 1
-    const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile, scale) : 0
+    let regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile, scale) : 0
+    // A seed that shares no whole chunk (found by its sketch's anchors) differs in every chunk:
+    // its blocks must be smaller than the gaps between edits, or round 1 matches nothing and
+    // there is nothing to refine. A file edited every 2 KB went whole with one region's blocks.
+    if (decision.method === 'delta' && seedProfile && containment(target.multiset, seedProfile.multiset) === 0) {
+      regions = Math.max(regions, EDITS_PER_UNSHARED_CHUNK * target.chunks.length)
+    }
     return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions, trial, also?.path)
   }
 

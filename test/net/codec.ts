@@ -57,6 +57,7 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('want' as const), id: u32, path: relPath, probe: fc.constant(true as const), digest: fc.constant(true as const) }, { requiredKeys: ['t', 'id', 'path', 'probe'] }),
   fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.integer({ min: 0, max: 64 }).chain((n) => fc.uint8Array({ minLength: 4 * n, maxLength: 4 * n })) }),
   fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.uint8Array({ minLength: 8, maxLength: 8 }), digest }),
+  fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.uint8Array({ minLength: 8, maxLength: 8 }), anchors: fc.integer({ min: 0, max: 64 }).chain((n) => fc.uint8Array({ minLength: 4 * n, maxLength: 4 * n })) }),
   fc.record({ t: fc.constant('chunksWant' as const), id: u32 }),
   fc.record({ t: fc.constant('wholeWant' as const), id: u32 }),
   fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList }).map((m) => ({ ...m, size: listEnd(m.chunks) })),
@@ -168,6 +169,8 @@ t.test('malformed fields and frames are refused with a message naming the field'
   t.throws(() => decode(bad({ t: 'want', id: -1, path: 'a' })), { message: /want.*id/ })
   t.throws(() => decode(bad({ t: 'want', id: 1.5, path: 'a' })), { message: /id/ })
   t.throws(() => decode(bad({ t: 'data', id: 1, bytes: 'text' })), { message: /bytes must be binary/ })
+  t.throws(() => decode(bad({ t: 'probe', id: 1, size: 9, keys: new Uint8Array(8), anchors: new Uint8Array(5) })), { message: /'probe'.*anchors is 5 bytes/ })
+  t.throws(() => decode(bad({ t: 'probe', id: 1, size: 9, keys: new Uint8Array(8), anchors: new Uint8Array(260) })), { message: /'probe'.*anchors/ })
   const bundle = { t: 'bundle', ids: [1, 2], sizes: [3, 4], codec: 0, raw: 7, z: new Uint8Array(7) }
   t.same(decode(bad(bundle)), { t: 'bundle', streams: [{ id: 1, size: 3 }, { id: 2, size: 4 }], codec: 0, raw: 7, z: new Uint8Array(7), dict: 0 })
   t.throws(() => decode(bad({ ...bundle, dict: 65537 })), { message: /'bundle'.*dict/ }, 'a dictionary over the history a bundle may use')

@@ -46,3 +46,18 @@ t.test('a new file at an unrelated path, edited every 2 KB from a file the serve
   t.match(e, { action: 'delta', seed: 'lib/base.bin' }, `from its base: ${e?.message ?? ''}`)
   t.ok((e?.literalBytes ?? Infinity) < 60 * KiB, `${e?.literalBytes} bytes of literal for ${made.length} (whole: all of it)`)
 })
+
+t.test('in place: a file edited every 2 KB shares no whole chunk with its old version, and still goes as a delta from it', async (t) => {
+  const base = randomBytes(81, 300 * KiB)
+  const home = await tempTree(t, { 'doc.bin': base })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  const made = scattered(base, 2048, 82)
+  await writeFile(join(home, 'doc.bin'), made)
+  const r = await push(home, server.url, clientOpts())
+  t.ok((await readFile(join(work, 'doc.bin'))).equals(made), 'written exactly')
+  const e = r.events.find((x) => x.path === 'doc.bin')
+  t.match(e, { action: 'delta', seed: 'doc.bin' }, `from its old version: ${e?.message ?? ''}`)
+  t.ok((e?.literalBytes ?? Infinity) < 60 * KiB, `${e?.literalBytes} bytes of literal for ${made.length}`)
+})

@@ -121,6 +121,11 @@ export function rankSeeds(target: Profile, candidates: readonly SeedCandidate[],
     .map(({ c }) => ({ path: c.path, similarity: metric(target, c.profile) }))
 }
 
+/** Edits guessed per chunk of a target that shares no chunk with its seed (changedRegions):
+ *  4 per 8 KiB sizes a 300 KiB seed's round-1 blocks at ~256 bytes; with one region's blocks a
+ *  file edited every 2 KB matched nothing and went whole. */
+export const EDITS_PER_UNSHARED_CHUNK = 4
+
 /**
  * How many separate regions of the target the seed cannot supply: maximal runs of target
  * chunks whose fingerprint the seed lacks. An edit inside a chunk is one region; appended or
@@ -131,20 +136,29 @@ export function rankSeeds(target: Profile, candidates: readonly SeedCandidate[],
  * missing chunk stands for `scale` regions (most of its kind went unseen), while a longer run
  * is one large region seen several times. (bench/sync.ts, 50 MiB with 100 scattered
  * overwrites: counting sampled runs as they are gave 12 regions and 645 KB on the wire; scaled,
- * the estimate is near 100 again.)
+ * the estimate is near 100 again.) A target that shares no chunk at all has
+ * EDITS_PER_UNSHARED_CHUNK regions per chunk.
  */
 export function changedRegions(target: Profile, seed: Profile, scale = 1): number {
   let regions = 0
   let run = 0
+  let shared = false
   const endRun = (): void => {
     if (run === 1) regions += scale
     else if (run > 1) regions += 1
     run = 0
   }
   for (const c of target.chunks) {
-    if (seed.multiset.counts.has(c.fp)) endRun()
-    else run++
+    if (seed.multiset.counts.has(c.fp)) {
+      shared = true
+      endRun()
+    } else {
+      run++
+    }
   }
   endRun()
+  // No chunk shared (a seed found by the bytes: its sketch, or the file's own path): the edits
+  // may be in every chunk, and blocks sized for one region would match nothing.
+  if (!shared && target.chunks.length > 0) return Math.round(EDITS_PER_UNSHARED_CHUNK * target.chunks.length * scale)
   return Math.round(regions)
 }

@@ -22,7 +22,7 @@ export { type DeltaStats, encodeDelta } from './encode-delta.js'
 export { storedDelta } from './delta-writer.js'
 export { type SeedReader, type ByteSink, type ExpectedTarget, applyDelta } from './apply-delta.js'
 export {
-  type Method, type SeedCandidate, type Decision, type SecondSeed, decide, passesThreshold, rankSeeds, changedRegions, secondSeed, MIN_MEASURABLE_CHUNKS, MIN_SECOND_SEED_SHARE,
+  type Method, type SeedCandidate, type Decision, type SecondSeed, decide, passesThreshold, rankSeeds, changedRegions, secondSeed, EDITS_PER_UNSHARED_CHUNK, MIN_MEASURABLE_CHUNKS, MIN_SECOND_SEED_SHARE,
 } from './decide.js'
 export { type Match, type MatchList, type Hole, MAX_MATCHES, holesOf, encodeMatches, decodeMatches } from './match-list.js'
 export {

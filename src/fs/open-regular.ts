@@ -73,9 +73,17 @@ export function readSmallRegularSync(path: string, size: number, opts: OpenRegul
   }
 }
 
-/** readSmallRegularSync for larger files: the reads run in the thread pool while the event loop
- *  goes on (the sender's bundles read files of up to 1 MiB so). */
+/** Files up to this size are read with synchronous calls (readSmallRegularSync says why): a
+ *  quarter of a millisecond of blocking at most, from the page cache. */
+const SYNC_READ_BYTES = 256 * 1024
+
+/**
+ * Reads the regular file at `path` whole, as readSmallRegularSync does (undefined when it holds
+ * more than `size` bytes): with synchronous calls up to SYNC_READ_BYTES, above in the thread pool
+ * while the event loop goes on (a record of a file up to 1 MiB, a bundle's file).
+ */
 export async function readRegular(path: string, size: number, opts: OpenRegularOptions = {}): Promise<Uint8Array | undefined> {
+  if (size <= SYNC_READ_BYTES) return readSmallRegularSync(path, size, opts)
   const fh = await openRegular(path, opts)
   try {
     const buf = new Uint8Array(size + 1)

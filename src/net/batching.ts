@@ -1,5 +1,5 @@
 import { DsyncError, isDsyncError } from '../errors.js'
-import { BATCHED_TYPES, LIMITS } from '../../protocol/messages.js'
+import { BATCHED_TYPES, BUNDLE_PROTOCOL_VERSION, LIMITS } from '../../protocol/messages.js'
 import { wrapChannel, type Channel } from './channel.js'
 import type { Message } from './messages.js'
 
@@ -116,4 +116,10 @@ export function withBatching(channel: Channel): Channel {
       channel.close(code, reason)
     },
   }
+}
+
+/** The channel a session's roles use over `channel`: batching with a peer of version 3 on, the
+ *  channel itself with an older one (which would refuse a `batch`). */
+export function sessionWire(channel: Channel, version: number): Channel {
+  return version >= BUNDLE_PROTOCOL_VERSION ? withBatching(channel) : channel
 }

@@ -105,17 +105,22 @@ const CODECS: CodecTable = {
       if (m.keys.length % PROBE_KEY_BYTES !== 0 || m.keys.length > LIMITS.maxProbeKeys * PROBE_KEY_BYTES) {
         throw internal(`'probe' with ${m.keys.length} bytes of keys; send whole ${PROBE_KEY_BYTES}-byte keys, at most ${LIMITS.maxProbeKeys}`)
       }
-      if (m.anchors !== undefined && (m.anchors.length % PROBE_KEY_BYTES !== 0 || m.anchors.length > LIMITS.maxProbeKeys * PROBE_KEY_BYTES)) {
-        throw internal(`'probe' with ${m.anchors.length} bytes of anchors; send whole ${PROBE_KEY_BYTES}-byte keys, at most ${LIMITS.maxProbeKeys}`)
+      if (m.anchors !== undefined && m.anchors.length > LIMITS.maxProbeKeys) throw internal(`'probe' with ${m.anchors.length} anchors; send at most ${LIMITS.maxProbeKeys}`)
+      let anchors: Buffer | undefined
+      if (m.anchors !== undefined) {
+        anchors = Buffer.alloc(m.anchors.length * PROBE_KEY_BYTES)
+        m.anchors.forEach((k, i) => anchors!.writeUInt32LE(k, i * PROBE_KEY_BYTES))
       }
-      return { t: 'probe', id: m.id, size: m.size, keys: m.keys, ...(m.digest !== undefined && { digest: Buffer.from(m.digest, 'hex') }), ...(m.anchors !== undefined && { anchors: m.anchors }) }
+      return { t: 'probe', id: m.id, size: m.size, keys: m.keys, ...(m.digest !== undefined && { digest: Buffer.from(m.digest, 'hex') }), ...(anchors !== undefined && { anchors }) }
     },
     fromWire: (f) => {
       const keys = f.bytes('keys', { max: LIMITS.maxProbeKeys * PROBE_KEY_BYTES })
       if (keys.length % PROBE_KEY_BYTES !== 0) throw f.bad('keys', `is ${keys.length} bytes, not whole ${PROBE_KEY_BYTES}-byte keys`)
       const digest = optionalDigest(f)
-      const anchors = f.has('anchors') && f.raw('anchors') !== null ? f.bytes('anchors', { max: LIMITS.maxProbeKeys * PROBE_KEY_BYTES }) : undefined
-      if (anchors !== undefined && anchors.length % PROBE_KEY_BYTES !== 0) throw f.bad('anchors', `is ${anchors.length} bytes, not whole ${PROBE_KEY_BYTES}-byte keys`)
+      const packed = f.has('anchors') && f.raw('anchors') !== null ? f.bytes('anchors', { max: LIMITS.maxProbeKeys * PROBE_KEY_BYTES }) : undefined
+      if (packed !== undefined && packed.length % PROBE_KEY_BYTES !== 0) throw f.bad('anchors', `is ${packed.length} bytes, not whole ${PROBE_KEY_BYTES}-byte keys`)
+      const view = packed === undefined ? undefined : Buffer.from(packed.buffer, packed.byteOffset, packed.length)
+      const anchors = view === undefined ? undefined : Array.from({ length: view.length / PROBE_KEY_BYTES }, (_, i) => view.readUInt32LE(i * PROBE_KEY_BYTES))
       return {
         t: 'probe', id: f.int('id', 0, U32_MAX), size: f.int('size', 0, Number.MAX_SAFE_INTEGER), keys, ...(digest !== undefined && { digest }), ...(anchors !== undefined && { anchors }),
       }

@@ -52,7 +52,7 @@ export type Message =
   | { t: 'want'; id: number; path: string; whole?: boolean; probe?: boolean; digest?: boolean }
   /** sender→receiver: the probe asked for: `keys` are 4-byte prefixes of chosen chunk
    *  fingerprints (probeKeys), `size` the file's size, `digest` when asked. */
-  | { t: 'probe'; id: number; size: number; keys: Uint8Array; digest?: FileDigest; anchors?: Uint8Array }
+  | { t: 'probe'; id: number; size: number; keys: Uint8Array; digest?: FileDigest; anchors?: readonly number[] }
   /** receiver→sender: a probe found something here; send the chunk list after all. */
   | { t: 'chunksWant'; id: number }
   /** receiver→sender: a probe found nothing here; send the file whole, as for a whole `plan`. */

@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ChunkParams, type Cutter, chunkBytes, cutterFor } from '../chunk/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { chunkPath, fsError, openRegular, readSmallRegularSync, type TreeEntry } from '../fs/index.js'
+import { chunkPath, fsError, readRegular, type TreeEntry } from '../fs/index.js'
 import { digestBytes } from '../hash/index.js'
 import type { ChunkedFile } from '../types.js'
 import type { FileRecord } from './record-codec.js'
@@ -31,28 +31,6 @@ function isRacy(mtimeMs: number, readAtMs: number): boolean {
  */
 const SMALL_FILE_BYTES = 1024 * 1024
 
-/** Files up to this size are read with synchronous calls (readSmallRegularSync says why):
- *  a quarter of a millisecond of blocking at most, from the page cache. */
-const SYNC_READ_BYTES = 256 * 1024
-
-/** Reads a file expected to hold `size` bytes whole; undefined when it has grown past that
- *  (the caller then streams it). One byte of slack detects the growth. */
-async function readSmall(abs: string, size: number): Promise<Uint8Array | undefined> {
-  const fh = await openRegular(abs, { noFollow: true })
-  try {
-    const buf = new Uint8Array(size + 1)
-    let n = 0
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, n, buf.length - n, null)
-      if (bytesRead === 0) return buf.subarray(0, n)
-      n += bytesRead
-      if (n > size) return undefined
-    }
-  } finally {
-    await fh.close()
-  }
-}
-
 /** Chunks one file (in memory when small, streaming otherwise). */
 async function chunkOne(
   abs: string,
@@ -65,7 +43,7 @@ async function chunkOne(
     if (signal?.aborted) throw new DsyncError('ABORTED', `${entry.path}: scan cancelled`, { path: entry.path })
     let data: Uint8Array | undefined
     try {
-      data = entry.size <= SYNC_READ_BYTES ? readSmallRegularSync(abs, entry.size, { noFollow: true }) : await readSmall(abs, entry.size)
+      data = await readRegular(abs, entry.size, { noFollow: true })
     } catch (err) {
       throw fsError(err, entry.path, 'read it')
     }

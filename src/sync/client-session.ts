@@ -7,7 +7,7 @@ import { machineName } from './conflict.js'
 import { runSyncClient } from './two-way/sync-client.js'
 import type { Prefer, SyncPlan } from './two-way/reconcile.js'
 import { DsyncError } from '../errors.js'
-import { BUNDLE_PROTOCOL_VERSION, CLOSE, connectTransport, withBandwidthLimit, withBatching, withIdleTimeout, type Role, type SessionOptions } from '../net/index.js'
+import { CLOSE, connectTransport, sessionWire, withBandwidthLimit, withIdleTimeout, type Role, type SessionOptions } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport, type FileEvent } from './report.js'
 import { runSender } from './sender.js'
@@ -75,7 +75,7 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
     ...(o.ca && { ca: o.ca }), ...(o.rsh !== undefined && { rsh: o.rsh }), ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
   })
   // Batching next to the wire (a version-3 server: PROTOCOL.md §4.8): the wrappers above see single messages.
-  const wire = transport.version >= BUNDLE_PROTOCOL_VERSION ? withBatching(transport.channel) : transport.channel
+  const wire = sessionWire(transport.channel, transport.version)
   const limited = o.bytesPerSecond ? withBandwidthLimit(wire, o.bytesPerSecond, { signal: o.signal }) : wire
   const channel = o.idleTimeoutMs ? withIdleTimeout(limited, o.idleTimeoutMs) : limited
   // Ctrl+C: end the session at once, so neither side waits on the other.

@@ -200,6 +200,11 @@ export class LocalFiles {
     await this.store.delete(path)
   }
 
+  /** The content read with the file's last record, if still kept (it stays kept). */
+  keptContent(path: string): Uint8Array | undefined {
+    return this.#kept.get(path)
+  }
+
   /** The content read with the file's last record, if still kept (and forgets it). */
   takeContent(path: string): Uint8Array | undefined {
     const bytes = this.#kept.get(path)

@@ -12,7 +12,7 @@ import {
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
 import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, type Channel, type FileEntry, type Message } from '../net/index.js'
-import { containment, decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, type MetricName } from '../similarity/index.js'
+import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, type MetricName } from '../similarity/index.js'
 import { sameMtime, sampleChunks, updateSketchIndex, type FileRecord, type SketchIndex, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
@@ -108,10 +108,6 @@ const SKETCH_MIN_FILE_BYTES = 64 * 1024
  * 16 KiB 64,174 B (1.09×), wall 1.44 → 1.57 s (one run each, load ~2).
  */
 const REFINE_MIN_SEED_BYTES = 16 * 1024
-/** Edits guessed per chunk of a file that shares no whole chunk with its seed (see regions in
- *  #decideAndFetch): 4 per 8 KiB sizes a 300 KiB seed's round-1 blocks at ~256 bytes. */
-const EDITS_PER_UNSHARED_CHUNK = 4
-
 /** Refinement rounds after the first (DELTA.md: 2–3 on the bench's edits). */
 const MAX_REFINE_ROUNDS = 4
 
@@ -601,13 +597,11 @@ class Receiver {
   }
 
   /** The current file here posted under most of a probe's anchors (PROTOCOL.md §4.6), if any. */
-  async #seedByAnchors(anchors: Uint8Array, self: string): Promise<string | undefined> {
+  async #seedByAnchors(anchors: readonly number[], self: string): Promise<string | undefined> {
     const index = await this.#sketchIndex()
-    const keys: number[] = []
-    for (let o = 0; o + PROBE_KEY_BYTES <= anchors.length; o += PROBE_KEY_BYTES) keys.push(Buffer.from(anchors.buffer, anchors.byteOffset + o, 4).readUInt32LE(0))
     let best: string | undefined
     let bestHits = 0
-    for (const [id, hits] of index.candidatesOfKeys(keys)) {
+    for (const [id, hits] of index.candidatesOfKeys(anchors)) {
       const path = index.pathOf(id)
       if (path === undefined || path === self || this.#files.get(path)?.kind !== 'file' || hits <= bestHits) continue
       best = path
@@ -933,13 +927,7 @@ class Receiver {
     const seedProfile = firstProfile && secondProfile ? profile([...firstProfile.chunks, ...secondProfile.chunks]) : firstProfile
     // A sampled list holds a fraction of the file's bytes: scale what it shows to the whole.
     const scale = sampledView && target.multiset.total > 0 ? (t.size ?? t.entry.size) / target.multiset.total : 1
-    let regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile, scale) : 0
-    // A seed that shares no whole chunk (found by its sketch's anchors) differs in every chunk:
-    // its blocks must be smaller than the gaps between edits, or round 1 matches nothing and
-    // there is nothing to refine. A file edited every 2 KB went whole with one region's blocks.
-    if (decision.method === 'delta' && seedProfile && containment(target.multiset, seedProfile.multiset) === 0) {
-      regions = Math.max(regions, EDITS_PER_UNSHARED_CHUNK * target.chunks.length)
-    }
+    const regions = decision.method === 'delta' && seedProfile ? changedRegions(target, seedProfile, scale) : 0
     return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions, trial, also?.path)
   }
 

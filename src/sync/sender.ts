@@ -4,12 +4,12 @@ import {
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
-import { fsError, openFileSource, openSeedReader, readRegular, readSmallRegularSync, resolveInside, type TreeEntry } from '../fs/index.js'
+import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { probeAnchorKeys, probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
 import { digestBytes, FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
-import { encodeSketch, sketchStream } from '../similarity/index.js'
+import { encodeSketch, sketchBytes, sketchStream } from '../similarity/index.js'
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
 import { LocalFiles } from './local-files.js'
@@ -83,8 +83,8 @@ const MAX_QUEUED_PLANS = 1024
  */
 const SKETCH_MAX_FILE_BYTES = 64 * 1024 * 1024
 
-/** A file asked for whole up to this size is read with one synchronous read (readSmallRegularSync
- *  says why); the receiver asks so only for files of one chunk (≤ 2 KiB at the defaults). */
+/** A file asked for whole (`want.whole`) is read in one go up to this size; the receiver asks so
+ *  only for files of up to 4 chunks (≤ 8 KiB at the defaults). */
 const WHOLE_READ_BYTES = 256 * 1024
 
 type PlanMessage = Extract<Message, { t: 'plan' }>
@@ -152,15 +152,14 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   const paths = new Map<number, string>()
   /** the digest each file's chunk list carried (the receiver expects it), until it is sent */
   const listedDigest = new Map<number, FileRecord['digest']>()
-  /** A file sent whole and at most `max` bytes when listed, read in one go: synchronously up to
-   *  WHOLE_READ_BYTES, as readRecord reads for a chunk list (readSmallRegularSync says why).
-   *  Undefined when it grew past that since (it streams then). */
+  /** A file sent whole and at most `max` bytes when listed, read in one go as readRecord reads
+   *  for a chunk list (readRegular). Undefined when it grew past that since (it streams then). */
   const readWhole = async (path: string, max: number): Promise<Uint8Array | undefined> => {
     const e = files.get(path)
     if (e === undefined || e.size > max) return undefined
     const abs = join(d.root, path)
     try {
-      return e.size <= WHOLE_READ_BYTES ? readSmallRegularSync(abs, e.size, { noFollow: true }) : await readRegular(abs, e.size, { noFollow: true })
+      return await readRegular(abs, e.size, { noFollow: true })
     } catch (err) {
       // Named by its path in the tree, as readRecord does: the peer is told of it.
       if (isDsyncError(err, 'NOT_FOUND')) throw new DsyncError('NOT_FOUND', `${path}: gone since the walk`, { path })
@@ -426,7 +425,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // nobody may use (a new 1 MiB file's list is 2.5 KB; a probe ~60 bytes).
       probed.add(msg.id)
       // A version-3 receiver also looks the file up by its similarity sketch's anchors, which
-      // edits closer than a chunk leave in place (a 256 KiB file: one more read, ~2 ms).
+      // edits closer than a chunk leave in place (a 256 KiB file: ~2 ms of sketching).
       const anchors = bundle !== undefined ? await sketchAnchors(msg.path) : undefined
       out.post({
         t: 'probe', id: msg.id, size: rec.size, keys: probeKeys(rec.chunks),
@@ -436,14 +435,14 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
     postList(msg.id, rec)
   }
-  /** A probe's anchors (PROTOCOL.md §4.6): the sketch's top posting keys, u32 little-endian;
-   *  undefined when the file cannot be read now (the probe goes without them). */
-  const sketchAnchors = async (path: string): Promise<Uint8Array | undefined> => {
+  /** A probe's anchors (PROTOCOL.md §4.6): the sketch's top posting keys, from the bytes read
+   *  for the file's record when they are still kept, else read again; undefined when the file
+   *  cannot be read now (the probe goes without them). */
+  const sketchAnchors = async (path: string): Promise<number[] | undefined> => {
     try {
-      const keys = probeAnchorKeys(await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })), PROBE_KEYS)
-      const out = Buffer.alloc(keys.length * PROBE_KEY_BYTES)
-      keys.forEach((k, i) => out.writeUInt32LE(k, i * PROBE_KEY_BYTES))
-      return out
+      const kept = files.keptContent(path)
+      const sketch = kept !== undefined ? sketchBytes(kept) : await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true }))
+      return probeAnchorKeys(sketch, PROBE_KEYS)
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED') throw err
       return undefined // Policy: no anchors; the keys alone, as an older sender's probe.

@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { resolveInside } from '../fs/index.js'
-import { BUNDLE_PROTOCOL_VERSION, DEFAULT_IDLE_TIMEOUT_MS, withBatching, withIdleTimeout, type Channel, type Session } from '../net/index.js'
+import { DEFAULT_IDLE_TIMEOUT_MS, sessionWire, withIdleTimeout, type Channel, type Session } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport } from './report.js'
 import { runSender } from './sender.js'
@@ -31,7 +31,7 @@ export interface ServedSessionOptions {
  */
 export async function runServedSession(peerChannel: Channel, s: Session, o: ServedSessionOptions): Promise<void> {
   // Batching next to the wire (a version-3 client: PROTOCOL.md §4.8): the wrappers above see single messages.
-  const wire = s.version >= BUNDLE_PROTOCOL_VERSION ? withBatching(peerChannel) : peerChannel
+  const wire = sessionWire(peerChannel, s.version)
   const channel = withIdleTimeout(wire, o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS)
   const base = s.subdir === '' ? o.root : await resolveInside(o.root, s.subdir)
   if (s.role === 'pull' && s.subdir !== '' && !(await isDirectory(base))) {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { blockSizeFor, blockSizeForChange, changedRegions, decide, MAX_BLOCK, MIN_BLOCK, MIN_MEASURABLE_CHUNKS, secondSeed } from '../../src/delta/index.js'
+import { blockSizeFor, blockSizeForChange, changedRegions, decide, EDITS_PER_UNSHARED_CHUNK, MAX_BLOCK, MIN_BLOCK, MIN_MEASURABLE_CHUNKS, secondSeed } from '../../src/delta/index.js'
 import { metricByName, profile, type WeightedChunk } from '../../src/similarity/index.js'
 import type { Fingerprint } from '../../src/types.js'
 
@@ -48,6 +48,7 @@ t.test('changedRegions counts runs of target chunks the seed lacks', async (t) =
   const target = profile([c('s0'), c('x1'), c('x2'), c('s3'), c('s4'), c('y5'), c('s6'), ...seq('z', 4)])
   t.equal(changedRegions(target, seed), 3, 'x1-x2, y5, and the appended z run')
   t.equal(changedRegions(seed, seed), 0)
+  t.equal(changedRegions(profile(seq('n', 5)), seed), 5 * EDITS_PER_UNSHARED_CHUNK, 'nothing shared: edits guessed in every chunk')
   t.equal(changedRegions(target, seed, 8), 8 + 1 + 1, 'from a 1/8 sample: a lone missing chunk stands for 8 edits, a run for one region')
 })
 

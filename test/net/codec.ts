@@ -57,7 +57,7 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('want' as const), id: u32, path: relPath, probe: fc.constant(true as const), digest: fc.constant(true as const) }, { requiredKeys: ['t', 'id', 'path', 'probe'] }),
   fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.integer({ min: 0, max: 64 }).chain((n) => fc.uint8Array({ minLength: 4 * n, maxLength: 4 * n })) }),
   fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.uint8Array({ minLength: 8, maxLength: 8 }), digest }),
-  fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.uint8Array({ minLength: 8, maxLength: 8 }), anchors: fc.integer({ min: 0, max: 64 }).chain((n) => fc.uint8Array({ minLength: 4 * n, maxLength: 4 * n })) }),
+  fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.uint8Array({ minLength: 8, maxLength: 8 }), anchors: fc.array(u32, { maxLength: 64 }) }),
   fc.record({ t: fc.constant('chunksWant' as const), id: u32 }),
   fc.record({ t: fc.constant('wholeWant' as const), id: u32 }),
   fc.record({ t: fc.constant('chunks' as const), id: u32, chunks: chunkList }).map((m) => ({ ...m, size: listEnd(m.chunks) })),

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { lstat, mkdir, readFile, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { digestBytes } from '../../src/hash/index.js'
-import { BUNDLE_PROTOCOL_VERSION, withBatching, type FileEntry, type Message, type SessionOptions } from '../../src/net/index.js'
+import { sessionWire, type FileEntry, type Message, type SessionOptions } from '../../src/net/index.js'
 import { pull } from '../../src/sync/index.js'
 import { testServer } from '../support/net.js'
 import { fileEntry, fingerprintFile, hostileClient, scriptedSender, type SenderLog } from '../support/hostile.js'
@@ -43,7 +43,7 @@ async function attack(t: Test, dir: Direction, root: string, entries: FileEntry[
   const server = await testServer(t, async (channel, session) => {
     if (session.role !== 'pull') throw new Error('expected a pull')
     // As `dsync serve` has it with a version-3 client: batches taken apart (PROTOCOL.md §4.8).
-    log = await scriptedSender(session.version >= BUNDLE_PROTOCOL_VERSION ? withBatching(channel) : channel, entries, contents)
+    log = await scriptedSender(sessionWire(channel, session.version), entries, contents)
   })
   try {
     const r = await pull(server.url, root, clientOpts({ token: null, ...options }))

@@ -13,7 +13,7 @@ import type { WebSocket } from 'ws'
 import { chunkBytes, cutterFor } from '../../src/chunk/index.js'
 import { decodeSignature, EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
 import { digestBytes, type FileDigest } from '../../src/hash/index.js'
-import { BUNDLE_PROTOCOL_VERSION, connect, LIMITS, withBatching, type Channel, type FileEntry, type Message, type Role, type SessionOptions } from '../../src/net/index.js'
+import { connect, LIMITS, sessionWire, type Channel, type FileEntry, type Message, type Role, type SessionOptions } from '../../src/net/index.js'
 import { sampleChunks } from '../../src/store/index.js'
 import { push, serve, SYNC_CHUNK_PARAMS } from '../../src/sync/index.js'
 import type { Chunk } from '../../src/types.js'
@@ -45,7 +45,7 @@ export async function hostileClient(url: string, opts: { role?: Role; options?: 
     role: opts.role ?? 'push',
     options: { ...OPTIONS, ...opts.options },
   })
-  return version >= BUNDLE_PROTOCOL_VERSION ? Object.assign(withBatching(channel), { wire: channel }) : channel
+  return Object.assign(sessionWire(channel, version), { wire: channel })
 }
 
 /** A `files` entry for a regular file. */

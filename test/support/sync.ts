@@ -7,7 +7,7 @@ import { serve, type ClientOptions } from '../../src/sync/index.js'
 export const TOKEN = 'test-token-0123456789'
 
 /** A real dsync server on 127.0.0.1, a random port, closed when the test ends. */
-export async function startServer(t: Test, root: string, opts: { token?: string | null; log?: string[] } = {}) {
+export async function startServer(t: Test, root: string, opts: { token?: string | null; log?: string[]; versions?: readonly number[] } = {}) {
   const ac = new AbortController()
   const server = await serve({
     root,
@@ -16,6 +16,7 @@ export async function startServer(t: Test, root: string, opts: { token?: string 
     token: opts.token === undefined ? TOKEN : opts.token,
     log: (l) => opts.log?.push(l),
     signal: ac.signal,
+    ...(opts.versions && { versions: opts.versions }),
   })
   t.teardown(async () => {
     ac.abort()

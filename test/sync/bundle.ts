@@ -5,10 +5,10 @@ import { storedDelta } from '../../src/delta/index.js'
 import { digestBytes } from '../../src/hash/index.js'
 import { LIMITS, memoryChannelPair, type Channel, type FileEntry, type Message } from '../../src/net/index.js'
 import { Store } from '../../src/store/index.js'
-import { pull, push, runReceiver, serve, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
+import { pull, push, runReceiver, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
 import { BUNDLE_HISTORY_BYTES, BundleBuilder, BundleReader } from '../../src/sync/bundle.js'
 import { within } from '../support/hostile.js'
-import { clientOpts, TOKEN } from '../support/sync.js'
+import { clientOpts, startServer } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
 
 const HOUR_AGO = Date.now() - 3_600_000
@@ -27,16 +27,6 @@ function projectText(seed: number, bytes: number): Buffer {
     n += line.length
   }
   return Buffer.from(lines.join('').slice(0, bytes))
-}
-
-async function startServerWith(t: Test, root: string, versions?: readonly number[]) {
-  const ac = new AbortController()
-  const server = await serve({ root, host: '127.0.0.1', port: 0, token: TOKEN, log: () => undefined, signal: ac.signal, ...(versions && { versions }) })
-  t.teardown(async () => {
-    ac.abort()
-    await server.close()
-  })
-  return server
 }
 
 async function sameTree(t: Test, root: string, files: Record<string, Uint8Array>, what: string): Promise<void> {
@@ -90,8 +80,8 @@ t.test('a first push of many small text files goes in bundles: fewer bytes than 
   const home = await tempTree(t, files)
   const now = await tempTree(t)
   const old = await tempTree(t)
-  const current = await startServerWith(t, now)
-  const older = await startServerWith(t, old, [2, 1])
+  const current = await startServer(t, now)
+  const older = await startServer(t, old, { versions: [2, 1] })
   const v3 = await push(home, current.url, clientOpts())
   const v2 = await push(home, older.url, clientOpts())
   await sameTree(t, now, files, 'every file written exactly, in bundles')

@@ -15,7 +15,7 @@ t.test('identical files → 1 by every metric, at any size', async (t) => {
   }
 })
 
-t.test('unrelated random files → 0; symmetric; in [0, 1]; lcs ≤ dice; jaccard = d/(2 − d)', async (t) => {
+t.test('unrelated random files → ~0; symmetric; in [0, 1]; lcs ≤ dice; jaccard = d/(2 − d)', async (t) => {
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 64, max: 40_000 }), fc.integer({ min: 64, max: 40_000 }), (seed, n, m) => {
       const a = sketchBytes(randomBytes(seed, n))
@@ -24,7 +24,11 @@ t.test('unrelated random files → 0; symmetric; in [0, 1]; lcs ≤ dice; jaccar
       const ba = estimateSimilarity(b, a)
       for (const k of ['jaccard', 'dice', 'lcs'] as const) t.equal(ab[k], ba[k])
       t.equal(ab.containmentAinB, ba.containmentBinA)
-      t.equal(ab.dice, 0)
+      // Not exactly 0: an anchor's 32-bit hash (25 free bits at level 7) can match one of the
+      // other file's by chance, and the edge correction counts it a little (seeds 91905 and
+      // 91906, 34,196 and 39,570 bytes: dice 0.0065; about 1 pair in 10,000, worst 0.0073 in
+      // 40,000). This was `=== 0`, and a fresh-clone CI run drew such a pair.
+      t.ok(ab.dice < 0.02, `dice ${ab.dice}`)
       for (const k of METRICS) t.ok(ab[k] >= 0 && ab[k] <= 1)
     }),
     { numRuns: 30 },

@@ -6,13 +6,13 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 3
+export const PROTOCOL_VERSION = 4
 
 /** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
  *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); version 3 lets a
- *  sender pack whole files together in a `bundle` (§4.7). Otherwise push and pull are the same
- *  in all. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([3, 2, 1])
+ *  sender pack whole files together in a `bundle` (§4.7); version 4 lets a sender offer its list
+ *  as directory summaries first (§4.9). Otherwise push and pull are the same in all. */
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([4, 3, 2, 1])
 
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
@@ -20,10 +20,14 @@ export const SYNC_PROTOCOL_VERSION = 2
 /** The messages a `batch` may hold (§4.8): small ones, none that unpacks a compressed list. */
 export const BATCHED_TYPES: readonly string[] = Object.freeze([
   'want', 'wholeWant', 'chunksWant', 'sketchWant', 'probe', 'dataEnd', 'result', 'notice', 'filesEnd', 'plan', 'refine', 'matches', 'chunks',
+  'summaryWant',
 ])
 
 /** The first version whose receivers take a `bundle` (§4.7), and whose peers take a `batch` (§4.8). */
 export const BUNDLE_PROTOCOL_VERSION = 3
+
+/** The first version whose peers take a `summary` and answer it with a `summaryWant` (§4.9). */
+export const SUMMARY_PROTOCOL_VERSION = 4
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -50,6 +54,8 @@ export const LIMITS = Object.freeze({
   maxPatternBytes: 1024,
   /** Entries in one `files` or `state` message, paths in one `digests`, operations in one `ops`. */
   maxFilesPerMessage: 1000,
+  /** Bytes of one directory's summary in a `summary` (the first 16 of a SHA-256, §4.9). */
+  summaryHashBytes: 16,
   /** Chunks in one `chunks` message (20 bytes each on the wire: 2.5 MiB). Longer lists are split. */
   maxChunksPerMessage: 131072,
   /** Largest chunk length in a `chunks` message (the chunkers cap chunks at 16 MiB). */
@@ -143,6 +149,13 @@ export type WireMessage =
    *  length, at most `LIMITS.maxFileListBytes`. Sorted paths and like mtimes compress 3–5×. */
   | { t: 'files'; codec: number; raw: number; z: Uint8Array }
   | { t: 'filesEnd' }
+  /** (version 4, sender→receiver, §4.9) directories offered by summary instead of listed:
+   *  `dirs` (≤ `LIMITS.maxFilesPerMessage` paths, '' the root) and `hashes`, 16 bytes each, in
+   *  order: each summarizes everything under its directory. */
+  | { t: 'summary'; dirs: string[]; hashes: Uint8Array }
+  /** (version 4, receiver→sender, §4.9) the answer to one `summary`: the directories of it
+   *  whose summary differs here, to be listed (none: all of them match). */
+  | { t: 'summaryWant'; paths: string[] }
   /** `probe` (§4.6): answer with a `probe` instead of the chunk list (a sender may still send
    *  the list, when it is short); `digest`: put the file's SHA-256 in it. */
   | { t: 'want'; id: number; path: string; whole?: boolean; probe?: boolean; digest?: boolean }

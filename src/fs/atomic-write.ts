@@ -6,6 +6,7 @@ import type { ByteSink } from '../delta/index.js'
 import { DsyncError } from '../errors.js'
 import { fsError } from './fs-error.js'
 import { TEMP_PREFIX } from './tree-entry.js'
+import { stableUtime } from './file-time.js'
 
 /** Options of writeAtomically. */
 export interface AtomicWriteOptions {
@@ -69,7 +70,7 @@ function asyncTemp(path: string, fh: FileHandle): TempFile {
     async finish(mode, mtimeMs) {
       if (mode !== undefined) await fh.chmod(mode)
       // Seconds as a double keep sub-millisecond precision; a Date would round to the millisecond.
-      if (mtimeMs !== undefined) await fh.utimes(Date.now() / 1000, mtimeMs / 1000)
+      if (mtimeMs !== undefined) await fh.utimes(Date.now() / 1000, stableUtime(mtimeMs))
       await fh.sync()
       open = false
       await fh.close()
@@ -88,7 +89,7 @@ function syncTemp(path: string, fd: number): TempFile {
     write: (bytes, at, length) => writeSync(fd, bytes, at, length),
     async finish(mode, mtimeMs) {
       if (mode !== undefined) fchmodSync(fd, mode)
-      if (mtimeMs !== undefined) futimesSync(fd, Date.now() / 1000, mtimeMs / 1000)
+      if (mtimeMs !== undefined) futimesSync(fd, Date.now() / 1000, stableUtime(mtimeMs))
       await fsyncFd(fd)
       open = false
       closeSync(fd)

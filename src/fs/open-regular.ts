@@ -2,6 +2,7 @@ import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, typ
 import { open, type FileHandle } from 'node:fs/promises'
 import { DsyncError } from '../errors.js'
 import { fsError } from './fs-error.js'
+import { stableUtime } from './file-time.js'
 
 /** How to open a path dsync reads or changes. */
 export interface OpenRegularOptions {
@@ -138,7 +139,7 @@ export async function setMetadata(
   try {
     if (meta.mode !== undefined) await fh.chmod(meta.mode)
     // Seconds as a double keep sub-millisecond precision; a Date would round to the millisecond.
-    if (meta.mtimeMs !== undefined) await fh.utimes(Date.now() / 1000, meta.mtimeMs / 1000)
+    if (meta.mtimeMs !== undefined) await fh.utimes(Date.now() / 1000, stableUtime(meta.mtimeMs))
   } catch (err) {
     throw fsError(err, path, 'set its mode or time')
   } finally {

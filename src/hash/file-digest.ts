@@ -34,3 +34,11 @@ export async function digestStream(source: AsyncIterable<Uint8Array>): Promise<F
 export function parseFileDigest(s: string): FileDigest | undefined {
   return HEX_RE.test(s) ? (s as FileDigest) : undefined
 }
+
+/** SHA-256 of strings (UTF-8) one after another, as raw bytes: directory summaries hash their
+ *  entries' records with it (src/sync/tree-summary.ts). */
+export function sha256OfStrings(parts: Iterable<string>): Uint8Array {
+  const h = createHash('sha256')
+  for (const p of parts) h.update(p)
+  return h.digest()
+}

@@ -8,6 +8,6 @@ export {
   fingerprintToBytes,
   parseFingerprint,
 } from './fingerprint.js'
-export { type FileDigest, FileDigester, digestBytes, digestStream, parseFileDigest } from './file-digest.js'
+export { type FileDigest, FileDigester, digestBytes, digestStream, parseFileDigest, sha256OfStrings } from './file-digest.js'
 export { rollingSum, rollSum } from './rolling-sum.js'
 export { hmacSha256, sha256Small, macEquals, randomHex, randomToken } from './hmac.js'

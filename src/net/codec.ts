@@ -89,6 +89,32 @@ const CODECS: CodecTable = {
     toWire: () => ({ t: 'filesEnd' }),
     fromWire: () => ({ t: 'filesEnd' }),
   },
+  summary: {
+    toWire: (m) => {
+      const n = LIMITS.summaryHashBytes
+      if (m.dirs.length === 0 || m.dirs.length > LIMITS.maxFilesPerMessage) throw internal(`'summary' with ${m.dirs.length} directories; send 1 to ${LIMITS.maxFilesPerMessage}`)
+      const hashes = Buffer.alloc(m.dirs.length * n)
+      m.dirs.forEach((d, i) => {
+        if (d.hash.length !== n) throw internal(`'summary' hash of ${d.hash.length} bytes; send ${n}`)
+        hashes.set(d.hash, i * n)
+      })
+      return { t: 'summary', dirs: m.dirs.map((d) => d.path), hashes }
+    },
+    fromWire: (f) => {
+      const n = LIMITS.summaryHashBytes
+      const paths = f.array('dirs', LIMITS.maxFilesPerMessage).map((p, i) => checkPath(f, `dirs[${i}]`, p, true))
+      if (paths.length === 0) throw f.bad('dirs', 'is empty')
+      const hashes = f.bytes('hashes', { exact: paths.length * n })
+      return { t: 'summary', dirs: paths.map((path, i) => ({ path, hash: hashes.subarray(i * n, (i + 1) * n) })) }
+    },
+  },
+  summaryWant: {
+    toWire: (m) => {
+      if (m.paths.length > LIMITS.maxFilesPerMessage) throw internal(`'summaryWant' with ${m.paths.length} paths; send at most ${LIMITS.maxFilesPerMessage}`)
+      return { t: 'summaryWant', paths: [...m.paths] }
+    },
+    fromWire: (f) => ({ t: 'summaryWant', paths: f.array('paths', LIMITS.maxFilesPerMessage).map((p, i) => checkPath(f, `paths[${i}]`, p, true)) }),
+  },
   want: {
     toWire: (m) => ({
       t: 'want', id: m.id, path: m.path, ...(m.whole === true && { whole: true }), ...(m.probe === true && { probe: true }), ...(m.digest === true && { digest: true }),

@@ -23,6 +23,12 @@ export interface BundleStream {
   readonly size: number
 }
 
+/** One directory's summary in a `summary` message. */
+export interface DirSummary {
+  readonly path: string
+  readonly hash: Uint8Array
+}
+
 export type Message =
   /** S→C, first message: versions the server speaks, its name, a fresh random challenge. */
   | { t: 'hello'; versions: number[]; server: string; challenge: Uint8Array }
@@ -43,6 +49,12 @@ export type Message =
   | { t: 'files'; entries: FileEntry[] }
   /** sender→receiver: the file list is complete. */
   | { t: 'filesEnd' }
+  /** sender→receiver (version 4): directories offered by summary (src/sync/tree-summary.ts)
+   *  instead of listed, each `hash` 16 bytes; '' is the root (PROTOCOL.md §4.9). */
+  | { t: 'summary'; dirs: readonly DirSummary[] }
+  /** receiver→sender (version 4): the answer to one `summary`: its directories whose summary
+   *  differs on the receiver, to be listed; empty when all match. */
+  | { t: 'summaryWant'; paths: readonly string[] }
   /** receiver→sender: send me the chunk list of this file; `id` names the file from now on.
    *  `whole`: skip the list, send the file whole now, as if a `plan` of method `whole` had
    *  come back (a small new file no content here can help build; PROTOCOL.md §4). */

@@ -1,4 +1,4 @@
-import { wrapChannel, type Channel, type FileEntry } from '../net/index.js'
+import type { FileEntry } from '../net/index.js'
 import type { PairBase, Store, SyncBase } from '../store/index.js'
 import type { FileEvent } from './report.js'
 import { baseOf } from './two-way/changes.js'
@@ -43,23 +43,10 @@ export class PeerBases {
     return { size: b.size, mtimeMs: b.mtimeMs, ...(b.digest !== undefined && { digest: b.digest }) }
   }
 
-  /** `channel`, noting every entry of a file list that crosses it, either way. */
-  tap(channel: Channel): Channel {
-    const note = (entries: readonly FileEntry[]): void => {
-      for (const e of entries) this.#listed.set(e.path, e)
-    }
-    return wrapChannel(channel, {
-      send: (msg) => {
-        if (msg.t === 'files') note(msg.entries)
-        return channel.send(msg)
-      },
-      async *messages() {
-        for await (const msg of channel.messages()) {
-          if (msg.t === 'files') note(msg.entries)
-          yield msg
-        }
-      },
-    })
+  /** Notes entries of the session's file list (RoleDeps.onListed): listed, either way, or
+   *  stood for by a directory summary (§4.9). */
+  note(entries: readonly FileEntry[]): void {
+    for (const e of entries) this.#listed.set(e.path, e)
   }
 
   /** After a session that completed: every listed path whose outcome succeeded is what both

@@ -26,6 +26,7 @@ import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
 import type { RoleDeps } from './session.js'
+import { parentDir, sameSummary, TreeSummary } from './tree-summary.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
 export interface ReceiverDeps extends RoleDeps {
@@ -38,12 +39,6 @@ export interface ReceiverDeps extends RoleDeps {
   /** the version a file may be overwritten from without a conflict; default: its sync base
    *  (two-way sync: the version this side listed, so an edit made during the sync is kept) */
   readonly baseOf?: (path: string) => SyncBase | undefined
-}
-
-/** The relative parent of a relative path: '' for a top-level name. */
-function parentOf(path: string): string {
-  const i = path.lastIndexOf('/')
-  return i < 0 ? '' : path.slice(0, i)
 }
 
 /** Candidate seeds looked at per file, beyond the file at the same path. */
@@ -238,6 +233,12 @@ class Receiver {
   #files!: LocalFiles
   #nextId = 1
   #listDone = false
+  /** this side's directory summaries (§4.9), taken when the first `summary` comes: before the
+   *  session has written anything */
+  #summary: TreeSummary | undefined
+  /** directories offered by summary, and those of them whose listing was asked for */
+  readonly #summaryOffered = new Set<string>()
+  readonly #summaryAsked = new Set<string>()
   #finished = false
 
   constructor(
@@ -324,8 +325,11 @@ class Receiver {
   async #handle(msg: Message): Promise<void> {
     switch (msg.t) {
       case 'files':
+        this.d.onListed?.(msg.entries)
         for (const e of msg.entries) await this.#entry(e)
         return
+      case 'summary':
+        return this.#summarized(msg)
       case 'filesEnd':
         this.#listDone = true
         this.#maybeFinish()
@@ -470,6 +474,54 @@ class Receiver {
       else await this.#file(e)
     } catch (err) {
       this.#fail(e.path, asFileError(err, e.path, `write the ${e.kind}`))
+    }
+  }
+
+  /**
+   * Directories offered by summary (§4.9): one found the same here stands for everything under
+   * it, as if listed (each file is unchanged by the quick check, which the summary covers);
+   * the others are asked for, and come listed, their subdirectories offered in turn. The answer
+   * goes first: the sender lists the next level while this side settles this one.
+   */
+  async #summarized(msg: Extract<Message, { t: 'summary' }>): Promise<void> {
+    if (this.#listDone) throw new DsyncError('BAD_MESSAGE', 'summary after the end of the file list')
+    this.#summary ??= TreeSummary.of(this.#files.entries())
+    const asked: string[] = []
+    const same: string[] = []
+    for (const { path, hash } of msg.dirs) {
+      // The root first, then only subdirectories of directories asked for, each once: a sender
+      // cannot make this side settle anything twice.
+      const expected = path === '' ? this.#summaryOffered.size === 0 : this.#summaryAsked.has(parentDir(path))
+      if (!expected || this.#summaryOffered.has(path)) throw new DsyncError('BAD_MESSAGE', `summary of ${path === '' ? 'the root' : path}, which was not asked for`)
+      this.#summaryOffered.add(path)
+      const mine = this.#summary.hash(path)
+      if (mine !== undefined && sameSummary(mine, hash)) same.push(path)
+      else {
+        asked.push(path)
+        this.#summaryAsked.add(path)
+      }
+    }
+    this.#out.post({ t: 'summaryWant', paths: asked })
+    for (const dir of same) {
+      const implied = [...this.#summary.under(dir)] as FileEntry[]
+      this.d.onListed?.(implied)
+      for (const e of implied) await this.#implied(e)
+    }
+  }
+
+  /** An entry a matching summary stood for: as if listed, and the same here. */
+  async #implied(e: FileEntry): Promise<void> {
+    if (this.#seen.has(e.path)) {
+      this.#fail(e.path, new DsyncError('UNSAFE_PATH', `${e.path}: listed twice by the sender; the second entry was refused`, { path: e.path }))
+      return
+    }
+    this.#seen.add(e.path)
+    if (e.kind !== 'file') return
+    this.d.report.countFile(e.size)
+    try {
+      await this.#sameContent(e, this.#files.get(e.path)!, this.#files.known(e.path)?.digest)
+    } catch (err) {
+      this.#fail(e.path, asFileError(err, e.path, 'record it'))
     }
   }
 
@@ -739,7 +791,12 @@ class Receiver {
       const known = old !== undefined && old.size === e.size && old.mtimeMs !== undefined && sameMtime(old.mtimeMs, e.mtimeMs) && (digest === undefined || old.digest === digest)
       if (!known) this.#files.track(this.d.store.setBase(e.path, base))
     }
-    if (cur.mode === e.mode && sameTime) return this.#event({ path: e.path, action: 'unchanged', size: e.size }, id)
+    if (cur.mode === e.mode && sameTime) {
+      // The same to the quick check but not to the millisecond (a time an older dsync set, ~1 µs
+      // below the sender's): set again, quietly, so that its directory's summary matches (§4.9).
+      if (Math.floor(cur.mtimeMs) !== Math.floor(e.mtimeMs) && !this.d.options.dryRun) await setMetadata(await this.#abs(e.path), { mtimeMs: e.mtimeMs })
+      return this.#event({ path: e.path, action: 'unchanged', size: e.size }, id)
+    }
     if (!this.d.options.dryRun) {
       const abs = await this.#abs(e.path)
       await setMetadata(abs, { ...(cur.mode !== e.mode && { mode: e.mode }), ...(!sameTime && { mtimeMs: e.mtimeMs }) })
@@ -1231,14 +1288,14 @@ class Receiver {
 
   /** The absolute path of `path` (checked by the codec), refusing one under a symlink. */
   async #abs(path: string): Promise<string> {
-    if (this.#knownDirs.has(parentOf(path))) return join(this.d.root, path)
+    if (this.#knownDirs.has(parentDir(path))) return join(this.d.root, path)
     return resolveInside(this.d.root, path)
   }
 
   /** Makes the parent directory when the list did not (it always lists parents first; this is
    *  a safety net), and then knows it. */
   async #ensureParent(path: string, abs: string): Promise<void> {
-    const parent = parentOf(path)
+    const parent = parentDir(path)
     if (this.#knownDirs.has(parent)) return
     await mkdir(dirname(abs), { recursive: true })
     await resolveInside(this.d.root, path)

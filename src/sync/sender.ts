@@ -6,12 +6,13 @@ import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
 import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
-import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { probeAnchorKeys, probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
 import { digestBytes, FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
 import { encodeSketch, sketchBytes, sketchStream } from '../similarity/index.js'
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
+import { ListOffer } from './list-offer.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
 import type { Action, FileEvent } from './report.js'
@@ -144,10 +145,18 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   }
   digests.clear()
 
-  /** Paths of the files listed: the only ones the receiver may ask for. */
+  /** Paths of the files listed (or under a summary the receiver found the same): the only
+   *  ones the receiver may ask for. */
   const sent = new Set(entries.filter((e) => e.kind === 'file').map((e) => e.path))
-  for (let i = 0; i < entries.length; i += LIST_BATCH) out.post({ t: 'files', entries: entries.slice(i, i + LIST_BATCH) })
-  out.post({ t: 'filesEnd' })
+  d.onListed?.(entries)
+  // A version-4 receiver is offered the list by directory summary (§4.9), except with digests
+  // in it: the summaries cover size and mtime, not content.
+  const offer = (d.version ?? PROTOCOL_VERSION) >= SUMMARY_PROTOCOL_VERSION && !withDigests ? new ListOffer(entries, (m) => out.post(m)) : undefined
+  if (offer !== undefined) offer.start()
+  else {
+    for (let i = 0; i < entries.length; i += LIST_BATCH) out.post({ t: 'files', entries: entries.slice(i, i + LIST_BATCH) })
+    out.post({ t: 'filesEnd' })
+  }
 
   const paths = new Map<number, string>()
   /** the digest each file's chunk list carried (the receiver expects it), until it is sent */
@@ -517,6 +526,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
           onAnswered?.()
           onAnswered = undefined
         })
+      } else if (msg.t === 'summaryWant') {
+        if (offer === undefined) throw new DsyncError('BAD_MESSAGE', 'summaryWant, but no summary was offered')
+        offer.answer(msg.paths)
       } else if (msg.t === 'chunksWant' || msg.t === 'wholeWant') {
         const path = paths.get(msg.id)
         // Once, after a probe: a flood of asks would each read a record, or queue a send.

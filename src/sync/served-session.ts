@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { resolveInside } from '../fs/index.js'
-import { DEFAULT_IDLE_TIMEOUT_MS, sessionWire, withIdleTimeout, type Channel, type Session } from '../net/index.js'
+import { DEFAULT_IDLE_TIMEOUT_MS, sessionWire, withIdleTimeout, type Channel, type FileEntry, type Session } from '../net/index.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport } from './report.js'
 import { runSender } from './sender.js'
@@ -46,11 +46,11 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
       const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal, version: s.version }
       // Push and pull keep this client replica's bases as sync does (PeerBases): a dry run keeps none.
       const peer = s.role === 'sync' || s.options.dryRun ? undefined : PeerBases.open(store, s.options.replica)
-      const session = peer?.tap(channel) ?? channel
+      const listed = peer && { onListed: (entries: readonly FileEntry[]) => peer.note(entries) }
       try {
-        if (s.role === 'push') await runReceiver(session, { ...deps, now: () => new Date(), ...(peer && { baseOf: (p: string) => peer.baseOf(p) }) })
+        if (s.role === 'push') await runReceiver(channel, { ...deps, ...listed, now: () => new Date(), ...(peer && { baseOf: (p: string) => peer.baseOf(p) }) })
         else if (s.role === 'sync') await runSyncServer(channel, s.options.replica, { ...deps, now: () => new Date() })
-        else await runSender(session, deps)
+        else await runSender(channel, { ...deps, ...listed })
       } catch (err) {
         throw isDsyncError(err) ? err : new DsyncError('INTERNAL', `session failed: ${String(err)}`, { cause: err })
       }

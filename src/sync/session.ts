@@ -2,7 +2,7 @@ import { mkdir, stat } from 'node:fs/promises'
 import { chunkParams, type ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { fsError } from '../fs/index.js'
-import type { SessionOptions } from '../net/index.js'
+import type { FileEntry, SessionOptions } from '../net/index.js'
 import { Store } from '../store/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../similarity/index.js'
 import type { FileEvent, SyncReport, SyncSummary } from './report.js'
@@ -20,6 +20,9 @@ export interface RoleDeps {
   readonly signal: AbortSignal
   /** the protocol version agreed with the peer (what it understands); absent: this build's */
   readonly version?: number
+  /** called with the entries of the file list: those sent (or received), and those a directory
+   *  summary stood for (§4.9); the server keeps them as the client replica's bases (PeerBases) */
+  readonly onListed?: (entries: readonly FileEntry[]) => void
 }
 
 /** Chunk params every dsync uses for sync: both sides must cut the same way. */

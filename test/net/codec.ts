@@ -53,6 +53,8 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ t: fc.constant('welcome' as const), version: fc.integer({ min: 1, max: 1000 }), mac: fc.uint8Array({ maxLength: 32 }) }),
   fc.record({ t: fc.constant('files' as const), entries: fc.array(entry, { maxLength: 20 }) }),
   fc.constant({ t: 'filesEnd' as const }),
+  fc.record({ t: fc.constant('summary' as const), dirs: fc.array(fc.record({ path: fc.oneof(fc.constant(''), relPath), hash: fc.uint8Array({ minLength: 16, maxLength: 16 }) }), { minLength: 1, maxLength: 20 }) }),
+  fc.record({ t: fc.constant('summaryWant' as const), paths: fc.array(fc.oneof(fc.constant(''), relPath), { maxLength: 20 }) }),
   fc.record({ t: fc.constant('want' as const), id: u32, path: relPath }),
   fc.record({ t: fc.constant('want' as const), id: u32, path: relPath, probe: fc.constant(true as const), digest: fc.constant(true as const) }, { requiredKeys: ['t', 'id', 'path', 'probe'] }),
   fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.integer({ min: 0, max: 64 }).chain((n) => fc.uint8Array({ minLength: 4 * n, maxLength: 4 * n })) }),
@@ -109,7 +111,7 @@ t.test('decode(encode(m)) equals m for every message type', async (t) => {
     }),
     { numRuns: 600, seed: 4 },
   )
-  t.equal(seen.size, 19, 'every message type was generated')
+  t.equal(seen.size, 21, 'every message type was generated')
 })
 
 t.test('random bytes decode to BAD_MESSAGE, never another error', async (t) => {
@@ -171,6 +173,11 @@ t.test('malformed fields and frames are refused with a message naming the field'
   t.throws(() => decode(bad({ t: 'data', id: 1, bytes: 'text' })), { message: /bytes must be binary/ })
   t.throws(() => decode(bad({ t: 'probe', id: 1, size: 9, keys: new Uint8Array(8), anchors: new Uint8Array(5) })), { message: /'probe'.*anchors is 5 bytes/ })
   t.throws(() => decode(bad({ t: 'probe', id: 1, size: 9, keys: new Uint8Array(8), anchors: new Uint8Array(260) })), { message: /'probe'.*anchors/ })
+  t.throws(() => decode(bad({ t: 'summary', dirs: [], hashes: new Uint8Array(0) })), { message: /'summary'.*dirs is empty/ })
+  t.throws(() => decode(bad({ t: 'summary', dirs: ['a', 'b'], hashes: new Uint8Array(16) })), { message: /'summary'.*hashes/ }, '16 bytes a directory')
+  t.throws(() => decode(bad({ t: 'summary', dirs: ['../up'], hashes: new Uint8Array(16) })), { message: /'summary'.*dirs\[0\]/ })
+  t.throws(() => decode(bad({ t: 'summary', dirs: Array.from({ length: 1001 }, (_, i) => `d${i}`), hashes: new Uint8Array(16016) })), { message: /'summary'.*dirs has 1001 items/ })
+  t.throws(() => decode(bad({ t: 'summaryWant', paths: ['a/../..'] })), { message: /'summaryWant'.*paths\[0\]/ })
   const bundle = { t: 'bundle', ids: [1, 2], sizes: [3, 4], codec: 0, raw: 7, z: new Uint8Array(7) }
   t.same(decode(bad(bundle)), { t: 'bundle', streams: [{ id: 1, size: 3 }, { id: 2, size: 4 }], codec: 0, raw: 7, z: new Uint8Array(7), dict: 0 })
   t.throws(() => decode(bad({ ...bundle, dict: 65537 })), { message: /'bundle'.*dict/ }, 'a dictionary over the history a bundle may use')

@@ -171,6 +171,7 @@ t.test('a hostile receiver: a list or the whole file asked for a file never prob
     const sending = runSender(mine, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
     sending.catch(() => undefined)
     for await (const m of peer.messages()) {
+      if (m.t === 'summary') await peer.send({ t: 'summaryWant', paths: m.dirs.map((d) => d.path) }) // list it all
       if (m.t === 'filesEnd') await peer.send({ t: 'want', id: 1, path: 'big.bin', probe: kase !== 'never probed' })
       if (m.t === 'chunks' || m.t === 'probe') {
         if (m.t === 'probe') {

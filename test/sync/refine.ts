@@ -67,6 +67,7 @@ t.test('hostile refinement messages end the session (BAD_MESSAGE); files untouch
   const sending = runSender(mine, await deps(root))
   sending.catch(() => undefined) // checked below
   for await (const m of theirs.messages()) {
+    if (m.t === 'summary') await theirs.send({ t: 'summaryWant', paths: m.dirs.map((d) => d.path) }) // list it all
     if (m.t === 'filesEnd') await theirs.send({ t: 'want', id: 1, path: 'f.bin' })
     if (m.t === 'chunks' && m.more !== true) await theirs.send({ t: 'plan', id: 1, method: 'delta', seed: 'f.bin', similarity: 1, signature: encodeSignature(EMPTY_SIGNATURE), refine: true })
     if (m.t === 'matches') {

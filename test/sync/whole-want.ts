@@ -140,6 +140,7 @@ for (const version of [2, 3]) {
     const seen: Message[] = []
     const ended = (): boolean => seen.filter((x) => x.t === 'dataEnd' || x.t === 'bundle').length === 2
     for await (const m of peer.messages()) {
+      if (m.t === 'summary') await peer.send({ t: 'summaryWant', paths: m.dirs.map((d) => d.path) }) // list it all
       if (m.t === 'filesEnd') {
         await rm(join(home, 'gone.txt'))
         await peer.send({ t: 'want', id: 1, path: 'a.txt', whole: true })
@@ -268,6 +269,7 @@ t.test('a receiver flooding the sender with plans, or asking a sketch twice, end
     const sending = runSender(mine, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
     sending.catch(() => undefined)
     for await (const m of peer.messages()) {
+      if (m.t === 'summary') await peer.send({ t: 'summaryWant', paths: m.dirs.map((d) => d.path) }) // list it all
       if (m.t === 'filesEnd') await peer.send({ t: 'want', id: 1, path: 'big.bin' })
       if (m.t === 'chunks' && m.more !== true) break
     }

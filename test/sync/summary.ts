@@ -1,0 +1,177 @@
+import t, { type Test } from 'tap'
+import { execFileSync } from 'node:child_process'
+import { appendFile, open, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { memoryChannelPair, type Message } from '../../src/net/index.js'
+import { Store } from '../../src/store/index.js'
+import { isConflictCopy } from '../../src/sync/conflict.js'
+import { pull, push, runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport, type SyncResult } from '../../src/sync/index.js'
+import { within } from '../support/hostile.js'
+import { tempTree } from '../support/temp.js'
+import { clientOpts, describeTree, startServer } from '../support/sync.js'
+
+// Issue 8: a no-op costs little on the wire. A version-4 sender offers its list by directory
+// summary (PROTOCOL.md §4.9); the receiver asks only for the directories that differ.
+
+const NOOP_BUDGET = 2048
+
+/** 2,000 small files in 40 directories two levels deep. */
+async function bigTree(t: Test): Promise<string> {
+  const files: Record<string, string> = {}
+  for (let d = 0; d < 40; d++) for (let f = 0; f < 50; f++) files[`p${d % 5}/q${d}/f${f}.txt`] = `file ${d}/${f}\n`.repeat(1 + (f % 5))
+  return tempTree(t, files)
+}
+
+const wire = (r: SyncResult): number => r.summary.wireBytesSent + r.summary.wireBytesReceived
+
+/** `cp -a`: the same content, modes and times to the nanosecond, no dsync state. */
+function copyTree(from: string, to: string): void {
+  execFileSync('cp', ['-a', `${from}/.`, to])
+  execFileSync('rm', ['-rf', join(to, '.dsync')])
+}
+
+t.test('a no-op push or pull of 2,000 files costs under 2 KiB on the wire; a version-3 server still gets the whole list', async (t) => {
+  const home = await bigTree(t)
+  const served = await tempTree(t)
+  const server = await startServer(t, served)
+  t.equal((await push(home, server.url, clientOpts())).summary.transferred, 2000)
+  const noop = await push(home, server.url, clientOpts())
+  t.equal(noop.summary.unchanged, 2000, 'every file unchanged')
+  t.ok(wire(noop) < NOOP_BUDGET, `a no-op push: ${wire(noop)} bytes both ways`)
+
+  const work = await tempTree(t)
+  await pull(server.url, work, clientOpts())
+  const again = await pull(server.url, work, clientOpts())
+  t.equal(again.summary.unchanged, 2000)
+  t.ok(wire(again) < NOOP_BUDGET, `a no-op pull: ${wire(again)} bytes`)
+  const back = await push(work, server.url, clientOpts())
+  t.ok(wire(back) < NOOP_BUDGET, `pushed back from the pulled copy (times set twice): ${wire(back)} bytes`)
+
+  const old = await startServer(t, await tempTree(t), { versions: [3, 2, 1] })
+  await push(home, old.url, clientOpts())
+  const listed = await push(home, old.url, clientOpts())
+  t.equal(listed.summary.unchanged, 2000)
+  t.ok(wire(listed) > 10 * wire(noop), `to a version-3 server the whole list goes: ${wire(listed)} bytes`)
+})
+
+t.test('a change deep in the tree lists only the directories on its path; --delete deletes what the sender deleted and nothing it did not list', async (t) => {
+  const home = await bigTree(t)
+  const served = [await tempTree(t), await tempTree(t)]
+  const servers = [await startServer(t, served[0]!), await startServer(t, served[1]!, { versions: [3, 2, 1] })]
+  for (const s of servers) await push(home, s.url, clientOpts())
+  await appendFile(join(home, 'p1/q6/f3.txt'), 'one more line\n')
+  await rm(join(home, 'p2/q7/f4.txt'))
+  await writeFile(join(home, 'p3/q8/new.txt'), 'a new file\n')
+  const [v4, v3] = [await push(home, servers[0]!.url, clientOpts({ delete: true })), await push(home, servers[1]!.url, clientOpts({ delete: true }))]
+  for (const r of [v4, v3]) {
+    const changed = r.events.filter((e) => e.action !== 'unchanged').map((e) => `${e.action} ${e.path}`).sort()
+    t.same(changed, ['deleted p2/q7/f4.txt', 'delta p1/q6/f3.txt', 'new p3/q8/new.txt'])
+    t.equal(r.summary.unchanged, 1998)
+  }
+  t.ok(v4.summary.wireBytesSent * 3 < v3.summary.wireBytesSent, `sent ${v4.summary.wireBytesSent} bytes by summary, ${v3.summary.wireBytesSent} with the whole list`)
+  t.same(await describeTree(served[0]!), await describeTree(home), 'the tree is the sender\'s')
+  t.same(await describeTree(served[1]!), await describeTree(home))
+})
+
+t.test('two trees copied with cp -a, no dsync state on either side: the first sync is a summary, and reads no file', async (t) => {
+  const home = await bigTree(t)
+  const served = await tempTree(t)
+  copyTree(home, served)
+  const server = await startServer(t, served)
+  const r = await push(home, server.url, clientOpts())
+  t.equal(r.summary.unchanged, 2000)
+  t.equal(r.summary.filesRead, 0, 'no file read on the sender')
+  t.ok(wire(r) < NOOP_BUDGET, `${wire(r)} bytes`)
+  const work = await tempTree(t)
+  copyTree(home, work)
+  const p = await pull(server.url, work, clientOpts())
+  t.equal(p.summary.unchanged, 2000)
+  t.ok(wire(p) < NOOP_BUDGET, `and a pull into another copy: ${wire(p)} bytes`)
+})
+
+t.test('a time an older dsync set (~1 µs below the sender\'s, in the millisecond before) is quietly set again: the next no-op is a summary', async (t) => {
+  const home = await tempTree(t, { 'a/x.txt': 'x\n', 'a/y.txt': 'y\n', 'b/z.txt': 'z\n' })
+  const at = 1_700_000_000_123.5 // half way through a millisecond
+  for (const p of ['a/x.txt', 'a/y.txt', 'b/z.txt']) await utimes(join(home, p), at / 1000, at / 1000)
+  const served = await tempTree(t)
+  const server = await startServer(t, served)
+  await push(home, server.url, clientOpts())
+  // What an older receiver could leave: 0.5004 ms below, the same to the quick check.
+  const fh = await open(join(served, 'a/x.txt'), 'r+')
+  await fh.utimes(Date.now() / 1000, (Math.floor(at) - 0.0004) / 1000)
+  await fh.close()
+  const first = await push(home, server.url, clientOpts())
+  t.equal(first.summary.unchanged, 3, 'unchanged, and said so')
+  t.equal(Math.floor((await stat(join(served, 'a/x.txt'))).mtimeMs), Math.floor(at), 'its time is in the sender\'s millisecond again')
+  const second = await push(home, server.url, clientOpts())
+  t.ok(wire(second) < wire(first), `the next no-op is smaller: ${wire(first)} → ${wire(second)} bytes`)
+  t.ok(wire(second) < 800, `${wire(second)} bytes`)
+})
+
+t.test('a replica whose first push was a summary still gets its bases: its edit of a file it never saw change is a conflict, not an overwrite', async (t) => {
+  const served = await tempTree(t)
+  const server = await startServer(t, served)
+  const home = await tempTree(t, { 'plan.txt': 'v1\n', 'notes/other.txt': 'same\n' })
+  await push(home, server.url, clientOpts())
+  const work = await tempTree(t)
+  copyTree(served, work)
+  const first = await push(work, server.url, clientOpts())
+  t.equal(first.summary.unchanged, 2, 'work\'s first push: nothing to do')
+  t.ok(wire(first) < NOOP_BUDGET, `${wire(first)} bytes: a summary`)
+
+  await writeFile(join(home, 'plan.txt'), 'v2 from home\n')
+  await utimes(join(home, 'plan.txt'), new Date(Date.now() + 10_000), new Date(Date.now() + 10_000))
+  await push(home, server.url, clientOpts())
+  await writeFile(join(work, 'plan.txt'), 'v3 from work\n')
+  await utimes(join(work, 'plan.txt'), new Date(Date.now() + 20_000), new Date(Date.now() + 20_000))
+  const r = await push(work, server.url, clientOpts())
+  t.match(r.events.find((e) => e.path === 'plan.txt'), { action: 'conflict' }, 'work never saw v2: a conflict')
+  const copies = (await readdir(served)).filter(isConflictCopy)
+  t.equal(copies.length, 1)
+  t.equal(await readFile(join(served, copies[0]!), 'utf8'), 'v2 from home\n', 'home\'s edit is kept beside it')
+})
+
+async function openStore(t: Test, root: string): Promise<Store> {
+  const store = await Store.open(root, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  return store
+}
+
+t.test('a hostile sender: a summary not asked for, twice, or after the list ends the session (BAD_MESSAGE)', async (t) => {
+  const hash = new Uint8Array(16)
+  const cases: [string, Message[], RegExp][] = [
+    ['a subdirectory first', [{ t: 'summary', dirs: [{ path: 'a', hash }] }], /summary of a, which was not asked for/],
+    ['the root twice', [{ t: 'summary', dirs: [{ path: '', hash }] }, { t: 'summary', dirs: [{ path: '', hash }] }], /summary of the root, which was not asked for/],
+    ['after the list', [{ t: 'filesEnd' }, { t: 'summary', dirs: [{ path: '', hash }] }], /summary after the end of the file list/],
+  ]
+  for (const [kase, msgs, why] of cases) {
+    const root = await tempTree(t, { 'a/x.txt': 'x' })
+    const [mine, peer] = memoryChannelPair()
+    const receiving = runReceiver(mine, { root, store: await openStore(t, root), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal, now: () => new Date() })
+    receiving.catch(() => undefined)
+    for (const m of msgs) await peer.send(m)
+    await t.rejects(within(10_000, kase, receiving), { code: 'BAD_MESSAGE', message: why }, kase)
+  }
+})
+
+t.test('a hostile receiver: a summaryWant for a directory not offered, asked twice, or with no summary to answer ends the session (BAD_MESSAGE)', async (t) => {
+  for (const kase of ['not offered', 'twice', 'unasked'] as const) {
+    const home = await tempTree(t, { 'a/x.txt': 'x', 'a/b/y.txt': 'y' })
+    const [mine, peer] = memoryChannelPair()
+    const sending = runSender(mine, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
+    sending.catch(() => undefined)
+    for await (const m of peer.messages()) {
+      if (m.t !== 'summary') continue
+      t.same(m.dirs.map((d) => d.path), [''], 'the root is offered first')
+      if (kase === 'not offered') await peer.send({ t: 'summaryWant', paths: ['a/b'] })
+      if (kase === 'twice') await peer.send({ t: 'summaryWant', paths: ['', ''] })
+      if (kase === 'unasked') {
+        await peer.send({ t: 'summaryWant', paths: [] })
+        await peer.send({ t: 'summaryWant', paths: [] })
+      }
+      break
+    }
+    const why = { 'not offered': /summaryWant for a\/b, not offered/, twice: /summaryWant for the root, not offered or asked for already/, unasked: /summaryWant with no summary to answer/ }[kase]
+    await t.rejects(within(10_000, kase, sending), { code: 'BAD_MESSAGE', message: why }, kase)
+  }
+})

@@ -1,10 +1,9 @@
+import type { CutterKind } from '../choices.js'
 import { DsyncError } from '../errors.js'
 
-/** The chunkers that cut a file on its own (SBC is relative to known blocks: see sbc.ts). */
-export type CutterKind = 'cdc' | 'fsp'
-/** Every chunker `dsync similarity --chunker` accepts. */
-export type ChunkerKind = CutterKind | 'sbc'
-export const CHUNKER_KINDS: readonly ChunkerKind[] = Object.freeze(['cdc', 'fsp', 'sbc'])
+// The chunker kinds live in the leaf ../choices.ts (the CLI's options read them without loading
+// this layer).
+export { type CutterKind, type ChunkerKind, CHUNKER_KINDS } from '../choices.js'
 
 /** Chunk sizes in bytes. For FSP and SBC only `avg` matters (the block size). */
 export interface ChunkParams {

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander'
 import { DsyncError, isDsyncError } from '../errors.js'
+import type { ServerLimits } from '../net/index.js'
 import type { CliContext } from './context.js'
 import { EXIT_CODE_TABLE, EXIT_CODES } from './exit-codes.js'
 import { jsonError } from './output.js'
@@ -16,14 +17,30 @@ import { registerDemo } from './commands/demo.js'
 const VERSION = '0.1.0'
 
 /**
- * LAZY_LOAD: the heaviest libraries are imported where they are first used, not at startup:
- * ws (connect, startServer) and lmdb (Store.open). `dsync --version` took 0.68 s where `node -e 0`
- * took 0.15 s (load ~7); importing ws took 96–228 ms and lmdb 88 ms of it, which commands that
- * neither connect nor open a store (--help, similarity, signature, delta, patch) no longer pay.
+ * LAZY_LOAD: starting must not load the library. Each module under commands/ registers its
+ * command's arguments, options and help with commander, importing only types, the parsers of
+ * options.ts and the names and defaults of the leaf src/choices.ts; its action, under actions/,
+ * is imported when the command runs, and with it sync/, net/, store/, compress/ (then ws and
+ * lmdb, where first used). cli-progress is imported only to draw a bar.
+ * Measured with bench/startup.ts: median of 5 on a shared 2-vCPU box (load ~2.7), wall and
+ * CPU ms, (modules loaded); 25 modules are commander's 8, bin/dsync.js and 16 of dist/:
+ *   command                 before                    now
+ *   node -e 0               65–69, 50                 (the same)
+ *   dsync --version         281–320, 270–280 (206)    103–107, 90 (25)
+ *   dsync --help            299–305, 280 (206)        101–108, 80–90 (25)
+ *   dsync push --help       290–301, 270–280 (206)    102–106, 90 (25)
+ *   dsync serve --help      292–348, 270–290 (206)    261–300, 230–260 (140: net/, see serveDefaults)
+ *   no-op push, 10 files    409–472, 360–410 (245)    400–428, 360–390 (224)
+ * The push still loads 148 modules of dist/: sync/ and net/ import everything through their
+ * index (the server side, two-way, ssh), and that loading is most of a no-op push.
  */
 
-/** The whole command tree. Each command lives in its own module under commands/. */
-export function buildProgram(ctx: CliContext): Command {
+/**
+ * The whole command tree. Each command registers its arguments, options and help in its module
+ * under commands/, and imports its action, under actions/, when it runs. `serverLimits`: serve's
+ * default caps (see serveDefaults); without them serve is listed, not runnable.
+ */
+export function buildProgram(ctx: CliContext, serverLimits?: ServerLimits): Command {
   const program = new Command()
   program
     .name('dsync')
@@ -40,7 +57,7 @@ export function buildProgram(ctx: CliContext): Command {
     })
     .addHelpText('after', '\nExit codes:\n' + EXIT_CODE_TABLE.map(([n, s]) => `  ${String(n).padStart(3)}  ${s}`).join('\n') + '\n')
   registerDemo(program, ctx)
-  registerServe(program, ctx)
+  registerServe(program, ctx, serverLimits)
   registerPushPull(program, ctx)
   registerSimilarity(program, ctx)
   registerSimilar(program, ctx)
@@ -71,6 +88,16 @@ function wantsJson(argv: readonly string[]): boolean {
   return (end < 0 ? argv : argv.slice(0, end)).includes('--json')
 }
 
+/**
+ * serve's caps default to the server's own limits, DEFAULT_SERVER_LIMITS, which live in net/
+ * (~40 ms to load, with what it imports): only a command line that names serve loads them, to
+ * run it or to show them in `serve --help` and `help serve`. A stray match (`push serve URL`)
+ * costs that time, nothing else.
+ */
+async function serveDefaults(argv: readonly string[]): Promise<ServerLimits | undefined> {
+  return argv.includes('serve') ? (await import('../net/index.js')).DEFAULT_SERVER_LIMITS : undefined
+}
+
 /** Runs dsync with `argv` (without node and script) and returns the exit code. Never throws. */
 export async function main(argv: readonly string[], ctx: CliContext): Promise<number> {
   // Whether the command printed its result already: with --json, a failure after the result
@@ -86,7 +113,7 @@ export async function main(argv: readonly string[], ctx: CliContext): Promise<nu
       ...(ctx.stdout.isTTY !== undefined && { isTTY: ctx.stdout.isTTY }),
     },
   }
-  const program = buildProgram(out)
+  const program = buildProgram(out, await serveDefaults(argv))
   const debug = argv.includes('--debug')
   try {
     await program.parseAsync([...argv], { from: 'user' })

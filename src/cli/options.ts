@@ -1,6 +1,5 @@
 import { InvalidArgumentError } from 'commander'
-import { CHUNKER_KINDS, type ChunkerKind } from '../chunk/index.js'
-import { METRIC_NAMES, type MetricName } from '../similarity/index.js'
+import { CHUNKER_KINDS, METRIC_NAMES, type ChunkerKind, type MetricName } from '../choices.js'
 
 const UNITS: Readonly<Record<string, number>> = Object.freeze({
   '': 1,

@@ -1,3 +1,4 @@
+import { METRIC_NAMES, type MetricName } from '../choices.js'
 import { DsyncError } from '../errors.js'
 import { lcsSimilarity } from './lcs.js'
 import { toMultiset, sharedWeight, type Multiset, type WeightedChunk } from './multiset.js'
@@ -13,14 +14,9 @@ export function profile(chunks: readonly WeightedChunk[]): Profile {
   return { chunks, multiset: toMultiset(chunks) }
 }
 
-/** The metrics `--metric` accepts. containment is "how much of the target the seed supplies". */
-export type MetricName = 'jaccard' | 'dice' | 'lcs' | 'containment'
-export const METRIC_NAMES: readonly MetricName[] = Object.freeze(['jaccard', 'dice', 'lcs', 'containment'])
-
-/** Default metric: dice, formula 1 as the seed's code computes it (DESIGN.md "Decision"). */
-export const DEFAULT_METRIC: MetricName = 'dice'
-/** Default threshold: delta at or above 50% similarity (the seed's measurement). */
-export const DEFAULT_THRESHOLD = 0.5
+// The metric names and the rule's defaults live in the leaf ../choices.ts (the CLI's options
+// read them without loading this layer).
+export { type MetricName, METRIC_NAMES, DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../choices.js'
 
 /** A metric: similarity of a target to a seed, in [0, 1]. */
 export type Metric = (target: Profile, seed: Profile) => number

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mergeStory } from '../../src/cli/commands/demo.js'
+import { mergeStory } from '../../src/cli/actions/demo.js'
 import { runCli } from '../support/cli.js'
 
 t.test('dsync demo: the whole story on a local server, ending with identical trees', async (t) => {

@@ -1,7 +1,5 @@
 import type { Command } from 'commander'
-import { patchFile } from '../../fs/index.js'
 import type { CliContext } from '../context.js'
-import { argPath, blameFile, readArg, requireFile } from '../file-args.js'
 
 /** `dsync patch SEED DELTAFILE OUT`: rebuilds the target from the seed (like rdiff patch). */
 export function registerPatch(program: Command, ctx: CliContext): void {
@@ -25,8 +23,7 @@ export function registerPatch(program: Command, ctx: CliContext): void {
       ].join('\n'),
     )
     .action(async (seed: string, deltafile: string, out: string) => {
-      requireFile(seed, 'SEED', 'the delta copies from it at random offsets')
-      requireFile(out, 'OUT', 'it is written to a temp file and renamed once verified')
-      await blameFile(deltafile, () => patchFile(argPath(ctx, seed), readArg(ctx, deltafile), argPath(ctx, out), { signal: ctx.signal }))
+      const { runPatch } = await import('../actions/patch.js')
+      await runPatch(ctx, seed, deltafile, out)
     })
 }

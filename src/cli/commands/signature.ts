@@ -1,10 +1,10 @@
 import type { Command } from 'commander'
-import { computeSignature, encodeSignature, MAX_BLOCK } from '../../delta/index.js'
-import { DsyncError } from '../../errors.js'
-import { regularFileSize } from '../../fs/index.js'
 import type { CliContext } from '../context.js'
-import { argPath, readArg, STDIO_ARG, writeArg } from '../file-args.js'
 import { parseSize } from '../options.js'
+
+export interface SignatureCliOptions {
+  blockSize?: number
+}
 
 /** `dsync signature SEED SIGFILE`: what the seed holds, for `dsync delta` (like rdiff signature). */
 export function registerSignature(program: Command, ctx: CliContext): void {
@@ -26,13 +26,8 @@ export function registerSignature(program: Command, ctx: CliContext): void {
         '',
       ].join('\n'),
     )
-    .action(async (seed: string, sigfile: string, o: { blockSize?: number }) => {
-      if (o.blockSize !== undefined && o.blockSize > MAX_BLOCK) {
-        throw new DsyncError('USAGE', `--block-size must be at most ${MAX_BLOCK} bytes, got ${o.blockSize}`)
-      }
-      const size = seed === STDIO_ARG ? undefined : await regularFileSize(argPath(ctx, seed))
-      const sig = await computeSignature(readArg(ctx, seed), { size, blockSize: o.blockSize, signal: ctx.signal })
-      const bytes = encodeSignature(sig)
-      await writeArg(ctx, sigfile, (sink) => sink.write(bytes))
+    .action(async (seed: string, sigfile: string, o: SignatureCliOptions) => {
+      const { runSignature } = await import('../actions/signature.js')
+      await runSignature(ctx, seed, sigfile, o)
     })
 }

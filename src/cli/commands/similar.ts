@@ -1,15 +1,10 @@
 import type { Command } from 'commander'
 import { InvalidArgumentError } from 'commander'
-import { relative, sep } from 'node:path'
-import { regularFileSize, sketchPath } from '../../fs/index.js'
-import { DEFAULT_METRIC, type MetricName } from '../../similarity/index.js'
-import { findSimilar, type SimilarFile } from '../../store/index.js'
+import { DEFAULT_METRIC, type MetricName } from '../../choices.js'
 import type { CliContext } from '../context.js'
-import { argPath } from '../file-args.js'
-import { formatBytes, formatPercent, parseMetric, parseThreshold } from '../options.js'
-import { openSketchTree, treeOf } from '../sketch-tree.js'
+import { parseMetric, parseThreshold } from '../options.js'
 
-interface SimilarOptions {
+export interface SimilarCliOptions {
   top: number
   threshold: number
   metric: MetricName
@@ -21,22 +16,6 @@ function parseTop(text: string): number {
   const n = Number(text)
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`"${text}" is not a count; write a whole number ≥ 1`)
   return n
-}
-
-function formatRows(results: readonly SimilarFile[], metric: MetricName): string {
-  if (results.length === 0) return '  (no similar file)\n'
-  const head = `  ${metric.padEnd(11)}  jaccard  dice    lcs     contains  path\n`
-  return (
-    head +
-    results
-      .map((r) => {
-        const main = metric === 'containment' ? r.containment : r[metric]
-        const cells = [r.jaccard, r.dice, r.lcs, r.containment].map((v) => formatPercent(v).padEnd(7)).join('  ')
-        return `  ${formatPercent(main).padEnd(11)}  ${cells}   ${r.path}  (${formatBytes(r.size)})`
-      })
-      .join('\n') +
-    '\n'
-  )
 }
 
 export function registerSimilar(program: Command, ctx: CliContext): void {
@@ -51,23 +30,8 @@ export function registerSimilar(program: Command, ctx: CliContext): void {
     .option('--no-scan', 'query the index as it is: do not bring it up to date first')
     .option('--json', 'print one JSON object')
     .addHelpText('after', '\nExamples:\n  dsync similar notes/plan.md\n  dsync similar --top 3 --metric containment draft.txt ~/docs --json\n')
-    .action(async (fileArg: string, dirArg: string | undefined, o: SimilarOptions) => {
-      const file = argPath(ctx, fileArg)
-      await regularFileSize(file)
-      const root = dirArg === undefined ? await treeOf(file) : argPath(ctx, dirArg)
-      const query = await sketchPath(file, { signal: ctx.signal })
-      const tree = await openSketchTree(ctx, root, { scan: o.scan })
-      try {
-        const self = relative(root, file).split(sep).join('/')
-        const results = findSimilar(tree.index, query, { metric: o.metric, threshold: o.threshold, top: o.top, include: (p) => p !== self })
-        if (o.json) {
-          ctx.stdout.write(JSON.stringify({ file, root, metric: o.metric, threshold: o.threshold, index: tree.scan ?? null, results }) + '\n')
-          return
-        }
-        const scanned = tree.scan === undefined ? 'index not updated' : `${tree.scan.files} files indexed, ${tree.scan.filesRead} read`
-        ctx.stdout.write(`similar to ${fileArg} in ${root} (${scanned}; ${o.metric} ≥ ${formatPercent(o.threshold)}):\n` + formatRows(results, o.metric))
-      } finally {
-        await tree.close()
-      }
+    .action(async (fileArg: string, dirArg: string | undefined, o: SimilarCliOptions) => {
+      const { runSimilar } = await import('../actions/similar.js')
+      await runSimilar(ctx, fileArg, dirArg, o)
     })
 }

@@ -1,11 +1,5 @@
-import { readFile } from 'node:fs/promises'
-import { resolve } from 'node:path'
 import { InvalidArgumentError, Option, type Command } from 'commander'
-import { DsyncError } from '../../errors.js'
-import { fsError } from '../../fs/index.js'
-import { LIMITS } from '../../net/index.js'
-import { DEFAULT_METRIC, DEFAULT_THRESHOLD, type MetricName } from '../../similarity/index.js'
-import type { CliContext } from '../context.js'
+import { DEFAULT_METRIC, DEFAULT_THRESHOLD, type MetricName } from '../../choices.js'
 import { parseMetric, parseThreshold } from '../options.js'
 
 /** One --exclude, --include or --exclude-from, in the order given. */
@@ -116,66 +110,4 @@ export function parseRate(text: string): number {
   const v = Math.round(Number(m[1]) * RATE_UNITS[(m[2] ?? '').toLowerCase()]!)
   if (v !== 0 && v < 512) throw new InvalidArgumentError(`"${text}" is too low: at least 512 bytes per second (0 for no limit)`)
   return v
-}
-
-/**
- * The filter rules as the gitignore patterns the session takes: an include becomes a negation
- * (`!PATTERN`), and an --exclude-from file is read line by line, as rsync reads it: blank lines
- * and lines starting with `#` or `;` are skipped, `- PATTERN` excludes and `+ PATTERN` includes.
- * As in gitignore, a path inside an excluded directory cannot be included again (the walk never
- * enters it): exclude `logs/*` rather than `logs/` to keep some of its files.
- */
-export async function resolveFilters(rules: readonly FilterRule[], ctx: CliContext): Promise<string[]> {
-  const out: string[] = []
-  for (const r of rules) {
-    if (r.kind === 'exclude') out.push(r.value)
-    else if (r.kind === 'include') out.push('!' + r.value)
-    else {
-      let text
-      try {
-        text = await readFile(resolve(ctx.cwd, r.value), 'utf8')
-      } catch (err) {
-        throw fsError(err, r.value, 'read the exclude file')
-      }
-      for (const raw of text.split('\n')) {
-        const line = raw.replace(/\r$/, '')
-        if (line.trim() === '' || line.startsWith('#') || line.startsWith(';')) continue
-        if (line.startsWith('+ ')) out.push('!' + line.slice(2))
-        else if (line.startsWith('- ')) out.push(line.slice(2))
-        else out.push(line)
-      }
-    }
-  }
-  if (out.length > LIMITS.maxExcludes) {
-    throw new DsyncError('USAGE', `${out.length} exclude and include patterns; at most ${LIMITS.maxExcludes} are allowed (use a .dsyncignore file in the tree for more)`)
-  }
-  const long = out.find((p) => Buffer.byteLength(p) > LIMITS.maxPatternBytes)
-  if (long !== undefined) throw new DsyncError('USAGE', `pattern too long (${Buffer.byteLength(long)} bytes; at most ${LIMITS.maxPatternBytes}): ${long.slice(0, 60)}…`)
-  return out
-}
-
-/** The token: --token-file wins over DSYNC_TOKEN; null when neither is set. */
-export async function readToken(file: string | undefined, ctx: CliContext): Promise<string | null> {
-  if (file === undefined) {
-    const env = ctx.env['DSYNC_TOKEN']
-    return env === undefined || env === '' ? null : env
-  }
-  let text
-  try {
-    text = await readFile(resolve(ctx.cwd, file), 'utf8')
-  } catch (err) {
-    throw fsError(err, file, 'read the token file')
-  }
-  const token = text.trim()
-  if (token === '') throw new DsyncError('USAGE', `${file}: the token file is empty; put the shared token in it`)
-  return token
-}
-
-export async function readOptionalFile(file: string | undefined, ctx: CliContext, what: string): Promise<Uint8Array | undefined> {
-  if (file === undefined) return undefined
-  try {
-    return await readFile(resolve(ctx.cwd, file))
-  } catch (err) {
-    throw fsError(err, file, `read the ${what}`)
-  }
 }

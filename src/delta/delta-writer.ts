@@ -63,21 +63,22 @@ export class DeltaWriter {
     this.#litRun = 0
   }
 
-  /** Emits the current frame, then the records that use it. */
-  #flush(): void {
+  /** Emits the current frame (or `owned`, a whole frame of bytes given up by the caller, when
+   *  the current one is empty), then the records that use it. */
+  #flush(owned?: Uint8Array): void {
     this.#endLiteral()
-    if (this.#frameLen > 0) {
-      const raw = this.#frame.subarray(0, this.#frameLen)
+    const raw = owned ?? (this.#frameLen > 0 ? this.#frame.subarray(0, this.#frameLen) : undefined)
+    if (raw !== undefined) {
       const f = compressFrame(raw, this.opts)
       const h = new ByteWriter(16)
       h.u8(OP.FRAME)
       h.u8(f.codec)
-      h.varint(this.#frameLen)
+      h.varint(raw.length)
       h.varint(f.data.length)
       this.#emit(h.take())
-      // Stored frames are views of the reused frame buffer: copy them out.
-      this.#emit(f.data === raw ? raw.slice() : f.data)
-      this.#frameLen = 0
+      // A stored frame of the reused frame buffer is copied out; owned bytes go as they are.
+      this.#emit(f.data === raw && owned === undefined ? raw.slice() : f.data)
+      if (owned === undefined) this.#frameLen = 0
     }
     this.#emit(this.#ops.take())
   }
@@ -96,13 +97,24 @@ export class DeltaWriter {
     if (this.#ops.length > MAX_PENDING_OPS_BYTES) this.#flush()
   }
 
-  /** Target bytes that come from no seed block. Copied: `bytes` may be reused after the call. */
-  literal(bytes: Uint8Array): void {
+  /**
+   * Target bytes that come from no seed block. Copied: `bytes` may be reused after the call;
+   * unless `owned` (the caller never writes them again): whole frames of them then go out as
+   * views, uncopied. A new 1 GiB file sent whole was copied twice on its way here (into the
+   * frame buffer, then out of it, stored): 2 GiB of copies and 1 GiB of short-lived buffers.
+   */
+  literal(bytes: Uint8Array, owned = false): void {
     if (bytes.length === 0) return
     this.literalBytes += bytes.length
     this.#endCopy()
     let taken = 0
     while (taken < bytes.length) {
+      if (owned && this.#frameLen === 0 && bytes.length - taken >= LITERAL_FRAME_BYTES) {
+        this.#litRun += LITERAL_FRAME_BYTES
+        this.#flush(bytes.subarray(taken, taken + LITERAL_FRAME_BYTES))
+        taken += LITERAL_FRAME_BYTES
+        continue
+      }
       if (this.#frameLen === this.#frame.length && this.#frame.length < LITERAL_FRAME_BYTES) {
         const bigger = new Uint8Array(Math.min(LITERAL_FRAME_BYTES, 2 * this.#frame.length))
         bigger.set(this.#frame)

@@ -43,6 +43,9 @@ export function encodeDelta(
     digest?: FileDigest
     /** zstd level of the literal frames (default DEFAULT_LEVEL, src/compress/codec.ts) */
     level?: number
+    /** the target's buffers are never written again once yielded (openFileSource `fresh`):
+     *  literals of them are not copied */
+    ownedInput?: boolean
   } = {},
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
@@ -55,7 +58,7 @@ export function encodeDelta(
       if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
       digester?.update(input)
       size += input.length
-      matcher.push(input)
+      matcher.push(input, opts.ownedInput === true)
       yield* writer.take()
     }
     if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })

@@ -15,8 +15,9 @@ const MAX_CANDIDATES = 16
 export interface OpSink {
   /** The next target bytes equal seed bytes [offset, offset+length). */
   copy(offset: number, length: number): void
-  /** The next target bytes match no block; `bytes` may be reused after the call. */
-  literal(bytes: Uint8Array): void
+  /** The next target bytes match no block; `bytes` may be reused after the call, unless
+   *  `owned`: then they are the sink's to keep (the caller never writes them again). */
+  literal(bytes: Uint8Array, owned?: boolean): void
 }
 
 /**
@@ -59,9 +60,10 @@ export class Matcher {
     this.#buf = new Uint8Array(this.#count > 0 ? Math.max(firstWindow, 4 * this.#b) : 0)
   }
 
-  push(input: Uint8Array): void {
+  /** `owned`: `input` is never written again by the caller (see OpSink.literal). */
+  push(input: Uint8Array, owned = false): void {
     if (this.#count === 0) {
-      this.#w.literal(input)
+      this.#w.literal(input, owned)
       return
     }
     let taken = 0

@@ -61,6 +61,10 @@ export class StreamReader {
 
   /** Exactly n bytes (the caller bounds n). A view of the input when it lies in one buffer. */
   async bytes(n: number): Promise<Uint8Array> {
+    // A used-up buffer is replaced first: bytes that start the next one are then a view of it.
+    // (Without this every stored 1 MiB frame of a new file, which starts a `data` message of
+    // its own, was copied into a new zeroed buffer: 0.2 of the receiver's ~3 CPU s per GiB.)
+    if (n > 0 && this.#pos >= this.#cur.length && !(await this.#more())) this.#truncated()
     if (this.#cur.length - this.#pos >= n) {
       const out = this.#cur.subarray(this.#pos, this.#pos + n)
       this.#pos += n

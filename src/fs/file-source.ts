@@ -34,7 +34,14 @@ export async function regularFileSize(path: string): Promise<number> {
  */
 export async function* openFileSource(
   path: string,
-  opts: { bufferBytes?: number; signal?: AbortSignal; noFollow?: boolean } = {},
+  opts: {
+    bufferBytes?: number
+    signal?: AbortSignal
+    noFollow?: boolean
+    /** a new buffer for each read, never written again once yielded (the caller may keep
+     *  them): else two buffers take turns */
+    fresh?: boolean
+  } = {},
 ): AsyncGenerator<Uint8Array> {
   const fh = await openRegular(path, { noFollow: opts.noFollow === true })
   let pending: Promise<number> | undefined
@@ -64,10 +71,11 @@ export async function* openFileSource(
       if (n === 0) return
       const buf = bufs[next]!
       next = (next + 1) % bufs.length
+      if (opts.fresh === true) bufs[next] = Buffer.allocUnsafe(bytes)
       // The buffer just yielded is not read into until the caller asks for the one after.
       if (bufs.length > 1) pending = readInto(bufs[next]!)
       yield buf.subarray(0, n)
-      if (bufs.length === 1) pending = readInto(buf)
+      if (bufs.length === 1) pending = readInto(opts.fresh === true ? (bufs[0] = Buffer.allocUnsafe(bytes)) : buf)
     }
   } finally {
     // A read still running (the caller stopped early) must end before its descriptor closes.
@@ -80,7 +88,14 @@ export async function* openFileSource(
  *  openSeedsReader), as openFileSource streams one. */
 export async function* openFilesSource(
   paths: readonly string[],
-  opts: { bufferBytes?: number; signal?: AbortSignal; noFollow?: boolean } = {},
+  opts: {
+    bufferBytes?: number
+    signal?: AbortSignal
+    noFollow?: boolean
+    /** a new buffer for each read, never written again once yielded (the caller may keep
+     *  them): else two buffers take turns */
+    fresh?: boolean
+  } = {},
 ): AsyncGenerator<Uint8Array> {
   for (const p of paths) yield* openFileSource(p, opts)
 }

@@ -285,7 +285,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // A small file is sent from what was read for its chunk list (or, asked for whole, read
       // now in one synchronous read, as for a chunk list); others are read again.
       const kept = files.takeContent(path) ?? (whole ? await readWhole(path, WHOLE_READ_BYTES) : undefined)
-      const source = kept !== undefined ? [kept] : openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })
+      // Sent whole, a file is read into a new buffer each time, which its literal frames keep
+      // instead of copying (DeltaWriter.literal).
+      const fresh = plan.method === 'whole' && kept === undefined
+      const source = kept !== undefined ? [kept] : openFileSource(await resolveInside(d.root, path), { signal, noFollow: true, fresh })
       // Sent whole, a file read for its list this session is not hashed again: the digest the
       // list carried ends the delta, and the receiver, which checks the bytes against it, asks
       // again if the file changed in between (0.15 of the sender's 1.4 CPU s for 256 MiB).
@@ -293,7 +296,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       listedDigest.delete(plan.id)
       const delta = plan.refine === true
         ? await refinedDelta(plan.id, path, sig, source, kept)
-        : encodeDelta(sig, source, { signal, level, ...(plan.method === 'whole' && digest !== undefined && { digest }) })
+        : encodeDelta(sig, source, { signal, level, ownedInput: fresh, ...(plan.method === 'whole' && digest !== undefined && { digest }) })
       for await (const bytes of dataFrames(delta.bytes)) {
         await channel.send({ t: 'data', id: plan.id, bytes })
         sentAny = true

@@ -107,6 +107,36 @@ t.test('whole-file deltas (no seed) of every size round-trip: buffers that grow 
   }
 })
 
+t.test('owned input (buffers never reused): the same delta, byte for byte, with its whole stored frames views of the input, not copies', async (t) => {
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 0, max: (3 << 20) + 5000 }), fc.array(fc.integer({ min: 1, max: 1_500_000 }), { minLength: 1, maxLength: 4 }), fc.boolean(), async (n, split, text) => {
+      const target = text ? new TextEncoder().encode('a line of text\n'.repeat(Math.ceil(n / 15))).subarray(0, n) : randomBytes(n + 3, n)
+      // Each piece a buffer of its own, as openFileSource `fresh` yields them.
+      const pieces = async function* () {
+        for await (const b of splitStream(target, split)) yield b.slice()
+      }
+      const given: Uint8Array[] = []
+      const owned = encodeDelta(EMPTY_SIGNATURE, (async function* () {
+        for await (const b of pieces()) (given.push(b), yield b)
+      })(), { ownedInput: true })
+      const plain = encodeDelta(EMPTY_SIGNATURE, pieces())
+      const a = await collect(owned.bytes)
+      const b = concat(await collect(plain.bytes))
+      t.ok(Buffer.from(concat(a)).equals(Buffer.from(b)), `${n} bytes in pieces of ${split.join(', ')}: the same delta`)
+      if (text) t.equal(a.filter((x) => given.some((g) => g.buffer === x.buffer)).length, 0, 'compressed frames are new bytes')
+    }),
+    { numRuns: 25 },
+  )
+  // Read as a file is, 1 MiB at a time: each full frame of random bytes is the read's own buffer.
+  const target = randomBytes(77, (3 << 20) + 5000)
+  const given = [0, 1, 2, 3].map((i) => target.slice(i << 20, (i + 1) << 20))
+  const out = await collect(encodeDelta(EMPTY_SIGNATURE, given, { ownedInput: true }).bytes)
+  t.equal(out.filter((x) => given.some((g) => g.buffer === x.buffer)).length, 3, 'three stored frames, none copied')
+  const back: Uint8Array[] = []
+  await applyDelta(null, splitStream(concat(out), [1 << 20]), { write: async (b) => void back.push(b.slice()) })
+  t.ok(Buffer.from(concat(back)).equals(Buffer.from(target)), 'and it patches back to the file')
+})
+
 t.test('near-collisions: every block with one bit flipped is sent as literal, and the patch is exact', async (t) => {
   await fc.assert(
     fc.asyncProperty(fc.integer({ min: 1, max: 1 << 30 }), fc.constantFrom(64, 256, 1000), fc.integer({ min: 0, max: 1 << 30 }), async (s, blockSize, flipSeed) => {

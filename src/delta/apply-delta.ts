@@ -41,12 +41,17 @@ class BufferedSink {
     if (this.size > this.maxSize) {
       throw new DsyncError('SOURCE_CHANGED', `the delta rebuilds more than the ${this.maxSize} bytes the file was listed with: it changed while being sent`)
     }
-    this.digester.update(bytes)
     if (bytes.length >= IO_PIECE / 2) {
       await this.flush()
-      await this.sink.write(bytes)
+      // The write runs on libuv's thread pool while the digest runs here: in turn (~0.7 ms a
+      // MiB each), a new 1 GiB file's receiver spent a third of its time waiting on one or the
+      // other. `bytes` is not touched until both are done.
+      const written = this.sink.write(bytes)
+      this.digester.update(bytes)
+      await written
       return
     }
+    this.digester.update(bytes)
     if (this.#len + bytes.length > this.#buf.length) {
       // Grow while the result fits in IO_PIECE; else flush first. bytes < IO_PIECE / 2 here, so
       // after a flush it always fits a buffer grown to at least its length. (Growing alone

@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander'
 import { DsyncError, isDsyncError } from '../errors.js'
-import type { ServerLimits } from '../net/index.js'
 import type { CliContext } from './context.js'
 import { EXIT_CODE_TABLE, EXIT_CODES } from './exit-codes.js'
 import { jsonError } from './output.js'
@@ -29,7 +28,7 @@ const VERSION = '0.1.0'
  *   dsync --version         281–320, 270–280 (206)    103–107, 90 (25)
  *   dsync --help            299–305, 280 (206)        101–108, 80–90 (25)
  *   dsync push --help       290–301, 270–280 (206)    102–106, 90 (25)
- *   dsync serve --help      292–348, 270–290 (206)    261–300, 230–260 (140: net/, see serveDefaults)
+ *   dsync serve --help      292–348, 270–290 (206)    (as --help: its caps' defaults are in src/choices.ts)
  *   no-op push, 10 files    409–472, 360–410 (245)    400–428, 360–390 (224)
  * The push still loads 148 modules of dist/: sync/ and net/ import everything through their
  * index (the server side, two-way, ssh), and that loading is most of a no-op push.
@@ -37,10 +36,9 @@ const VERSION = '0.1.0'
 
 /**
  * The whole command tree. Each command registers its arguments, options and help in its module
- * under commands/, and imports its action, under actions/, when it runs. `serverLimits`: serve's
- * default caps (see serveDefaults); without them serve is listed, not runnable.
+ * under commands/, and imports its action, under actions/, when it runs.
  */
-export function buildProgram(ctx: CliContext, serverLimits?: ServerLimits): Command {
+export function buildProgram(ctx: CliContext): Command {
   const program = new Command()
   program
     .name('dsync')
@@ -57,7 +55,7 @@ export function buildProgram(ctx: CliContext, serverLimits?: ServerLimits): Comm
     })
     .addHelpText('after', '\nExit codes:\n' + EXIT_CODE_TABLE.map(([n, s]) => `  ${String(n).padStart(3)}  ${s}`).join('\n') + '\n')
   registerDemo(program, ctx)
-  registerServe(program, ctx, serverLimits)
+  registerServe(program, ctx)
   registerPushPull(program, ctx)
   registerSimilarity(program, ctx)
   registerSimilar(program, ctx)
@@ -88,16 +86,6 @@ function wantsJson(argv: readonly string[]): boolean {
   return (end < 0 ? argv : argv.slice(0, end)).includes('--json')
 }
 
-/**
- * serve's caps default to the server's own limits, DEFAULT_SERVER_LIMITS, which live in net/
- * (~40 ms to load, with what it imports): only a command line that names serve loads them, to
- * run it or to show them in `serve --help` and `help serve`. A stray match (`push serve URL`)
- * costs that time, nothing else.
- */
-async function serveDefaults(argv: readonly string[]): Promise<ServerLimits | undefined> {
-  return argv.includes('serve') ? (await import('../net/index.js')).DEFAULT_SERVER_LIMITS : undefined
-}
-
 /** Runs dsync with `argv` (without node and script) and returns the exit code. Never throws. */
 export async function main(argv: readonly string[], ctx: CliContext): Promise<number> {
   // Whether the command printed its result already: with --json, a failure after the result
@@ -113,7 +101,7 @@ export async function main(argv: readonly string[], ctx: CliContext): Promise<nu
       ...(ctx.stdout.isTTY !== undefined && { isTTY: ctx.stdout.isTTY }),
     },
   }
-  const program = buildProgram(out, await serveDefaults(argv))
+  const program = buildProgram(out)
   const debug = argv.includes('--debug')
   try {
     await program.parseAsync([...argv], { from: 'user' })

@@ -1,30 +1,7 @@
-/** Caps on what a server holds for peers at once. */
-export interface ServerLimits {
-  /** Connections accepted and not yet authenticated (TCP accept to `welcome`), from anyone. */
-  readonly maxPendingHandshakes: number
-  /** The same, from one address. */
-  readonly maxPendingPerAddress: number
-  /** Authenticated sessions at once, running or waiting for their tree. */
-  readonly maxSessions: number
-}
-
-/**
- * Defaults. A dsync client opens one connection per command and finishes its handshake in one
- * round trip, so a home and a work machine never come near these; they bound what a scanner or
- * a flood can hold (found on main: 2,000 idle connections accepted, each a socket and a timer).
- * - 64 pending: a burst of honest clients behind one server fits; a flood gets HTTP 503 at once.
- * - 8 pending per address: one host (a script in a loop, a scanner) cannot take all 64 slots
- *   and lock the owner's machines out. 8 still lets a NAT'ed office start several syncs at once.
- *   IPv6 addresses count one by one; a host holding a whole /64 can get around this cap, not
- *   around the total.
- * - 64 sessions: a running session holds up to ~12 MiB of channel buffers (8 in, 4 out), so
- *   64 is ~768 MiB at worst; sessions on one tree run one at a time, so most of them wait, small.
- */
-export const DEFAULT_SERVER_LIMITS: ServerLimits = Object.freeze({
-  maxPendingHandshakes: 64,
-  maxPendingPerAddress: 8,
-  maxSessions: 64,
-})
+// The caps and their defaults live in the leaf src/choices.ts: `dsync serve --help` shows
+// them without loading this layer.
+import type { ServerLimits } from '../choices.js'
+export { type ServerLimits, DEFAULT_SERVER_LIMITS } from '../choices.js'
 
 /** A held slot; `release` may be called any number of times. */
 export interface Slot {

@@ -48,6 +48,7 @@ t.test('--version, --help, a command\'s --help and a usage error load no sync, n
     [['--help'], 0],
     [['push', '--help'], 0],
     [['similarity', '--help'], 0],
+    [['serve', '--help'], 0],
     [['push', 'only-one-arg'], 2],
   ]
   for (const [args, exit] of cases) {
@@ -67,7 +68,7 @@ t.test('a command that runs loads them, when its action runs (the log sees lazy 
   t.notOk(loaded.some((m) => m.startsWith('cli-progress/')), 'no bar asked for: cli-progress not loaded')
 })
 
-t.test('serve\'s caps show their defaults, which net/ holds, in `serve --help` and `help serve`', async (t) => {
+t.test('serve\'s caps show their defaults (the server\'s own, src/choices.ts) in `serve --help` and `help serve`', async (t) => {
   for (const argv of [['serve', '--help'], ['help', 'serve']]) {
     const help = await runCli(argv)
     t.equal(help.code, 0)

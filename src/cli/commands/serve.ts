@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { InvalidArgumentError } from 'commander'
-import type { ServerLimits } from '../../net/index.js'
+import { DEFAULT_SERVER_LIMITS as limits } from '../../choices.js'
 import type { CliContext } from '../context.js'
 
 export interface ServeCliOptions {
@@ -29,12 +29,7 @@ function parseCap(text: string): number {
   return n
 }
 
-/**
- * `limits`: the caps' defaults, the server's own (DEFAULT_SERVER_LIMITS). They live in net/,
- * which main loads for them only when the command line names serve; without them (any other
- * command) serve is registered for `dsync --help`'s list alone, and neither runs nor shows its help.
- */
-export function registerServe(program: Command, ctx: CliContext, limits: ServerLimits | undefined): void {
+export function registerServe(program: Command, ctx: CliContext): void {
   program
     .command('serve')
     .description('serve a directory tree to dsync clients (push and pull) over WebSocket')
@@ -44,9 +39,9 @@ export function registerServe(program: Command, ctx: CliContext, limits: ServerL
     .option('--token-file <file>', 'file holding the shared token (default: $DSYNC_TOKEN)')
     .option('--tls-cert <file>', 'PEM certificate: serve wss:// (with --tls-key)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
-    .option('--max-connections <n>', 'connections waiting to authenticate, from anyone; more get HTTP 503', parseCap, limits?.maxPendingHandshakes)
-    .option('--max-connections-per-host <n>', 'the same, from one address', parseCap, limits?.maxPendingPerAddress)
-    .option('--max-sessions <n>', 'authenticated sessions at once (running or waiting for their tree); more are told BUSY', parseCap, limits?.maxSessions)
+    .option('--max-connections <n>', 'connections waiting to authenticate, from anyone; more get HTTP 503', parseCap, limits.maxPendingHandshakes)
+    .option('--max-connections-per-host <n>', 'the same, from one address', parseCap, limits.maxPendingPerAddress)
+    .option('--max-sessions <n>', 'authenticated sessions at once (running or waiting for their tree); more are told BUSY', parseCap, limits.maxSessions)
     .option('--stdio', 'serve one session on stdin/stdout and exit (what push and pull run through ssh)')
     .option('-v, --verbose', 'with --stdio: log the session to stderr (default: quiet, as the client reports)')
     .addHelpText('after', '\nExamples:\n  dsync serve --root ~/sync --token-file ~/.dsync-token --host 0.0.0.0\n  dsync serve --root /tmp/t --port 0   # loopback only, no token\n')

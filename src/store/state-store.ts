@@ -10,7 +10,7 @@ import { type Candidate, rankCandidates } from './candidates.js'
 import { ContentIndex } from './content-index.js'
 import { type FileRecord, decodeRecord, decodeRecordMeta, encodeRecord } from './record-codec.js'
 import { SketchIndex } from './sketch-index.js'
-import { decodeBase, encodeBase, type SyncBase } from './sync-base.js'
+import { baseHasStat, decodeBase, encodeBase, type SyncBase } from './sync-base.js'
 import { PairBases } from './pair-bases.js'
 
 /** File of the lmdb environment inside `<root>/.dsync/` (lmdb adds `state.mdb-lock` beside it). */
@@ -207,6 +207,12 @@ export class Store {
   getBase(path: string): SyncBase | undefined {
     const buf = this.#bases.get(pathKey(path))
     return buf === undefined ? undefined : decodeBase(path, buf)
+  }
+
+  /** Whether `path`'s base has `v`'s size and mtime (isBase by the quick check alone). */
+  baseHasStat(path: string, v: { readonly size: number; readonly mtimeMs: number }): boolean {
+    const buf = this.#bases.get(pathKey(path))
+    return buf !== undefined && baseHasStat(buf, v)
   }
 
   async setBase(path: string, base: SyncBase): Promise<void> {

@@ -1,12 +1,14 @@
 import type { FileEntry } from '../net/index.js'
-import type { PairBase, Store, SyncBase } from '../store/index.js'
+import { sameMtime, type PairBase, type Store, type SyncBase } from '../store/index.js'
 import type { FileEvent } from './report.js'
 import { baseOf } from './two-way/changes.js'
 
-/** True when `next` says nothing `old` does not: same kind, size, mtime, mode, target, and a
- *  digest only if old has the same one. */
+/** True when `next` says nothing `old` does not: same kind, size, mtime (to the quick check's
+ *  millisecond: a file's time set on one side reads back ~1 µs off the other's, and a no-op
+ *  push of 100,000 files by directory summary rewrote every base for that), mode, target, and
+ *  a digest only if old has the same one. */
 function sameBase(old: PairBase | undefined, next: PairBase): boolean {
-  return old !== undefined && old.kind === next.kind && old.size === next.size && old.mtimeMs === next.mtimeMs && old.mode === next.mode &&
+  return old !== undefined && old.kind === next.kind && old.size === next.size && sameMtime(old.mtimeMs, next.mtimeMs) && old.mode === next.mode &&
     old.target === next.target && (next.digest === undefined || next.digest === old.digest)
 }
 

@@ -518,6 +518,10 @@ class Receiver {
     this.#seen.add(e.path)
     if (e.kind !== 'file') return
     this.d.report.countFile(e.size)
+    // After a sync, its base says so already: nothing to record, nothing to read (the record's
+    // digest, which #sameContent would weigh, decoded a whole chunk list per file: 0.3 of the
+    // receiver's 2.2 CPU s in a no-op of 100,000 files).
+    if (this.d.options.dryRun || this.d.store.baseHasStat(e.path, e)) return this.#event({ path: e.path, action: 'unchanged', size: e.size })
     try {
       await this.#sameContent(e, this.#files.get(e.path)!, this.#files.known(e.path)?.digest)
     } catch (err) {

@@ -137,6 +137,21 @@ async function openStore(t: Test, root: string): Promise<Store> {
   return store
 }
 
+t.test('a directory of 1,100 subdirectories is offered in two summaries, each answered; an edit in the last one arrives', async (t) => {
+  const files: Record<string, string> = {}
+  for (let d = 0; d < 1100; d++) files[`top/d${String(d).padStart(4, '0')}/f.txt`] = `dir ${d}\n`
+  const home = await tempTree(t, files)
+  const served = await tempTree(t)
+  const server = await startServer(t, served)
+  await push(home, server.url, clientOpts())
+  await appendFile(join(home, 'top/d1099/f.txt'), 'edited\n')
+  const r = await push(home, server.url, clientOpts())
+  t.same(r.events.filter((e) => e.action !== 'unchanged').map((e) => e.path), ['top/d1099/f.txt'])
+  t.equal(r.summary.unchanged, 1099)
+  t.equal(await readFile(join(served, 'top/d1099/f.txt'), 'utf8'), 'dir 1099\nedited\n')
+  t.same(await describeTree(served), await describeTree(home))
+})
+
 t.test('a hostile sender: a summary not asked for, twice, or after the list ends the session (BAD_MESSAGE)', async (t) => {
   const hash = new Uint8Array(16)
   const cases: [string, Message[], RegExp][] = [

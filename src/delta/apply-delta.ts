@@ -93,11 +93,17 @@ export async function applyDelta(
   seed: SeedReader | null,
   delta: AsyncIterable<Uint8Array>,
   sink: ByteSink,
-  opts: { signal?: AbortSignal; expect?: ExpectedTarget } = {},
+  opts: {
+    signal?: AbortSignal
+    expect?: ExpectedTarget
+    /** the delta's buffers are never reused once yielded (a session's messages): a stored
+     *  frame is then used where it lies, not copied */
+    ownedInput?: boolean
+  } = {},
 ): Promise<{ size: number; digest: FileDigest; copiedBytes: number; literalBytes: number }> {
   const r = new StreamReader(delta)
   try {
-    const got = await applyFrom(r, seed, sink, opts.signal, opts.expect?.size ?? Number.MAX_SAFE_INTEGER)
+    const got = await applyFrom(r, seed, sink, opts.signal, opts.expect?.size ?? Number.MAX_SAFE_INTEGER, opts.ownedInput === true)
     if (opts.expect !== undefined && (got.size !== opts.expect.size || (opts.expect.digest !== undefined && got.digest !== opts.expect.digest))) {
       throw new DsyncError('SOURCE_CHANGED', `the file sent is not the one listed (${got.size} bytes, listed ${opts.expect.size}): it changed while being sent`)
     }
@@ -116,7 +122,7 @@ export interface ExpectedTarget {
   readonly digest?: FileDigest
 }
 
-async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSink, signal: AbortSignal | undefined, maxSize: number) {
+async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSink, signal: AbortSignal | undefined, maxSize: number, owned: boolean) {
   for (const m of DELTA_MAGIC) {
     if ((await r.u8()) !== m) throw new DsyncError('BAD_DATA', 'not a dsync delta (bad magic bytes)')
   }
@@ -165,8 +171,9 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
       ensureData(raw > 0 && raw <= MAX_FRAME_RAW && stored <= MAX_FRAME_STORED, `delta: literal frame of ${raw} (${stored} stored) bytes exceeds the format's limits, at byte ${at}`)
       const data = await r.bytes(stored)
       const decoded = decompressFrame(codec, data, raw)
-      // A stored frame is a view of the input, which the source may reuse: keep a copy.
-      frame = decoded === data ? data.slice() : decoded
+      // A stored frame is a view of the input, which the source may reuse: keep a copy (but
+      // of a session's messages, never reused: 1 GiB of copies for a new 1 GiB file).
+      frame = decoded === data && !owned ? data.slice() : decoded
       framePos = 0
     } else if (op === OP.END) {
       ensureData(framePos === frame.length, `delta: ends with ${frame.length - framePos} literal bytes unused`)

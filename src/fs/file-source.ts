@@ -55,8 +55,10 @@ export async function* openFileSource(
       throw fsError(err, path, 'read it')
     }
     const bytes = Math.max(1, Math.min(opts.bufferBytes ?? READ_BUFFER_BYTES, size + 1))
-    const bufs = [new Uint8Array(bytes)]
-    if (size >= bytes) bufs.push(new Uint8Array(bytes))
+    // Fresh buffers are never reused: no need to zero them (Buffer.allocUnsafe).
+    const alloc = (): Uint8Array => (opts.fresh === true ? Buffer.allocUnsafe(bytes) : new Uint8Array(bytes))
+    const bufs = [alloc()]
+    if (size >= bytes) bufs.push(alloc())
     // Reads go in file order (position null): each starts once the one before has ended.
     const readInto = (buf: Uint8Array) => fh.read(buf, 0, buf.length, null).then(
       (r) => r.bytesRead,
@@ -71,11 +73,11 @@ export async function* openFileSource(
       if (n === 0) return
       const buf = bufs[next]!
       next = (next + 1) % bufs.length
-      if (opts.fresh === true) bufs[next] = Buffer.allocUnsafe(bytes)
+      if (opts.fresh === true) bufs[next] = alloc()
       // The buffer just yielded is not read into until the caller asks for the one after.
       if (bufs.length > 1) pending = readInto(bufs[next]!)
       yield buf.subarray(0, n)
-      if (bufs.length === 1) pending = readInto(opts.fresh === true ? (bufs[0] = Buffer.allocUnsafe(bytes)) : buf)
+      if (bufs.length === 1) pending = readInto(opts.fresh === true ? (bufs[0] = alloc()) : buf)
     }
   } finally {
     // A read still running (the caller stopped early) must end before its descriptor closes.

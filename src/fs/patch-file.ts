@@ -8,19 +8,20 @@ import { openSeedReader, openSeedsReader } from './seed-reader.js'
  * is verified (size and SHA-256) before the rename, and on any error `outPath` is untouched.
  * `seedPath` may equal `outPath` (patching in place): the seed stays open and readable until the
  * rename replaces it. `seedPath` null: a delta made against EMPTY_SIGNATURE. `expect`: the
- * target must have this size and digest (else SOURCE_CHANGED, nothing renamed).
+ * target must have this size and digest (else SOURCE_CHANGED, nothing renamed). `ownedDelta`:
+ * the delta's buffers are never reused once yielded (applyDelta `ownedInput`).
  */
 export async function patchFile(
   seedPath: string | readonly string[] | null,
   delta: AsyncIterable<Uint8Array>,
   outPath: string,
-  opts: AtomicWriteOptions & { noFollow?: boolean; expect?: ExpectedTarget } = {},
+  opts: AtomicWriteOptions & { noFollow?: boolean; expect?: ExpectedTarget; ownedDelta?: boolean } = {},
 ): Promise<{ size: number; digest: FileDigest; copiedBytes: number; literalBytes: number }> {
   const noFollow = opts.noFollow === true
   const seed = seedPath === null ? null : typeof seedPath === 'string' ? await openSeedReader(seedPath, { noFollow }) : await openSeedsReader(seedPath, { noFollow })
   try {
     const sizeHint = opts.sizeHint ?? opts.expect?.size
-    return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect }), {
+    return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect, ownedInput: opts.ownedDelta === true }), {
       ...opts,
       ...(sizeHint !== undefined && { sizeHint }),
     })

@@ -502,6 +502,9 @@ class Receiver {
       }
     }
     this.#out.post({ t: 'summaryWant', paths: asked })
+    // Settling what the summaries stand for awaits nothing but microtasks: let the answer (a
+    // batch goes out on setImmediate) leave first, so the sender lists the next level meanwhile.
+    if (same.length > 0 && asked.length > 0) await new Promise((resolve) => setImmediate(resolve))
     for (const dir of same) {
       const implied = [...this.#summary.under(dir)] as FileEntry[]
       this.d.onListed?.(implied)
@@ -798,7 +801,10 @@ class Receiver {
     if (cur.mode === e.mode && sameTime) {
       // The same to the quick check but not to the millisecond (a time an older dsync set, ~1 µs
       // below the sender's): set again, quietly, so that its directory's summary matches (§4.9).
-      if (Math.floor(cur.mtimeMs) !== Math.floor(e.mtimeMs) && !this.d.options.dryRun) await setMetadata(await this.#abs(e.path), { mtimeMs: e.mtimeMs })
+      // Best effort: a file this side may not touch (not its owner) is still unchanged.
+      if (Math.floor(cur.mtimeMs) !== Math.floor(e.mtimeMs) && !this.d.options.dryRun) {
+        await setMetadata(await this.#abs(e.path), { mtimeMs: e.mtimeMs }).catch(() => undefined)
+      }
       return this.#event({ path: e.path, action: 'unchanged', size: e.size }, id)
     }
     if (!this.d.options.dryRun) {
@@ -1098,6 +1104,7 @@ class Receiver {
         }
       }
       const res = await patchFile(seedAbs, t.queue!, abs, {
+        ownedDelta: true, // message bytes: a view of a frame received, never reused
         mode: t.entry.mode,
         mtimeMs: t.entry.mtimeMs,
         signal,

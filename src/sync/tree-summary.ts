@@ -20,15 +20,15 @@ export function parentDir(path: string): string {
 /**
  * Per-directory summaries of a tree (PROTOCOL.md §4.9), as TAPER prunes identical subtrees: a
  * directory's summary is a hash over its entries, in name order — each one's name and kind; a
- * file's size, mtime and mode; a symlink's target; a subdirectory's mode and summary — so two
- * trees whose root summaries are equal list the same entries, and the sender need list none.
- * Exactly what the receiver's quick check compares, no more: directory times are left out (the
- * receiver sets them after its writes, and they change with every file added), and so are a
- * symlink's mode and time (the receiver never sets them).
+ * file's size, mtime and mode; a symlink's target; a subdirectory's mode, mtime and summary —
+ * so two trees whose root summaries are equal list the same entries, and the sender need list
+ * none. Exactly what the receiver compares and sets of a listed entry, no more: a symlink's
+ * mode and time are left out (the receiver never sets them).
  *
  * Times are hashed to the millisecond (floored): equal there, two times are equal to the quick
  * check (within 1 ms), so a summary never hides what a listing would show. Times set by a
- * receiver read back in the millisecond they were set in (stableUtime, src/fs).
+ * receiver read back in the millisecond they were set in (stableUtime, src/fs); a directory's
+ * is set again after the session's writes in it, which only a listed directory sees.
  */
 export class TreeSummary {
   readonly #children = new Map<string, SummarizedEntry[]>()
@@ -66,7 +66,7 @@ export class TreeSummary {
     const name = e.path.slice(e.path.lastIndexOf('/') + 1)
     if (e.kind === 'file') return `f\0${name}\0${e.size}\0${Math.floor(e.mtimeMs)}\0${e.mode}\0`
     if (e.kind === 'symlink') return `l\0${name}\0${e.target ?? ''}\0`
-    return `d\0${name}\0${e.mode}\0${Buffer.from(this.#hashes.get(e.path)!).toString('hex')}\0`
+    return `d\0${name}\0${e.mode}\0${Math.floor(e.mtimeMs)}\0${Buffer.from(this.#hashes.get(e.path)!).toString('hex')}\0`
   }
 
   /** The summary of directory `dir` ('' the root), or undefined for no directory of the tree. */

@@ -152,6 +152,26 @@ t.test('a directory of 1,100 subdirectories is offered in two summaries, each an
   t.same(await describeTree(served), await describeTree(home))
 })
 
+t.test('a directory\'s new time and a time before 1970 arrive, and the next push is a summary again', async (t) => {
+  const home = await tempTree(t, { 'a/b/x.txt': 'x\n', 'a/c/y.txt': 'y\n', 'old.txt': 'from 1969\n' })
+  await utimes(join(home, 'old.txt'), '-86400', '-86400') // 1969-12-31, as an archive may hold (a number < 0 is "now" to Node)
+  const served = await tempTree(t)
+  const server = await startServer(t, served)
+  await push(home, server.url, clientOpts())
+  const old = (await stat(join(served, 'old.txt'))).mtimeMs
+  t.ok(Math.floor(old) === -86_400_000 && old + 86_400_000 < 0.005, `the 1969 time arrives: ${old}`)
+  const again = await push(home, server.url, clientOpts())
+  t.same(again.events.filter((e) => e.action !== 'unchanged'), [], 'nothing to do the second time')
+  t.ok(wire(again) < 800, `a summary: ${wire(again)} bytes`)
+
+  const at = new Date('2001-02-03T04:05:06.789Z')
+  await utimes(join(home, 'a/b'), at, at)
+  await push(home, server.url, clientOpts())
+  const dirTime = (await stat(join(served, 'a/b'))).mtimeMs
+  t.ok(Math.floor(dirTime) === at.getTime() && dirTime - at.getTime() < 0.005, `a directory time changed alone is carried, as by a listing: ${dirTime}`)
+  t.ok(wire(await push(home, server.url, clientOpts())) < 800, 'and the next no-op is a summary')
+})
+
 t.test('a hostile sender: a summary not asked for, twice, or after the list ends the session (BAD_MESSAGE)', async (t) => {
   const hash = new Uint8Array(16)
   const cases: [string, Message[], RegExp][] = [

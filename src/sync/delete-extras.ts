@@ -16,6 +16,8 @@ export interface DeleteContext {
   readonly files: LocalFiles
   /** paths the sender listed */
   readonly seen: ReadonlySet<string>
+  /** paths the sender could not read: they and what is under them are not extras */
+  readonly unread: ReadonlySet<string>
   /** directories known to be real: deleted ones are removed from it */
   readonly knownDirs: Set<string>
   event(e: FileEvent): void
@@ -49,7 +51,15 @@ export async function deleteExtras(c: DeleteContext): Promise<void> {
   // Policy for entries the walk cannot read: not visible, so not deleted.
   const visible = new Set<string>()
   for await (const e of walkTree(c.root, { exclude: c.options.exclude, signal: c.signal, onError: () => undefined })) visible.add(e.path)
-  const extras = [...c.files.entries()].filter((e) => !c.seen.has(e.path) && visible.has(e.path)).sort((a, b) => (a.path < b.path ? 1 : -1))
+  // A directory the sender could not read was listed with nothing in it: its files here are
+  // not extras (they were deleted when they still matched their base).
+  const unread = (path: string): boolean => {
+    for (let p = path; ; p = p.slice(0, p.lastIndexOf('/'))) {
+      if (c.unread.has(p)) return true
+      if (!p.includes('/')) return false
+    }
+  }
+  const extras = [...c.files.entries()].filter((e) => !c.seen.has(e.path) && visible.has(e.path) && !unread(e.path)).sort((a, b) => (a.path < b.path ? 1 : -1))
   for (const e of extras) {
     try {
       const why = await keepReason(e, c.files, c.store, c.options.force)

@@ -205,6 +205,9 @@ class Receiver {
   #wanted = 0
   #heldChunks = 0
   readonly #seen = new Set<string>()
+  /** paths the sender could not read (its notices): not listed, yet not gone; --delete keeps
+   *  them and what is under them */
+  readonly #unread = new Set<string>()
   readonly #dirs: FileEntry[] = []
   /** directories with renamed-in files whose fsync is still due (done once, at the end) */
   readonly #dirty = new Set<string>()
@@ -370,8 +373,10 @@ class Receiver {
       }
       case 'notice':
         // A file the sender could not read: its error, here too (it is not coming).
-        if (msg.path !== undefined) this.d.report.add({ path: msg.path, action: 'error', code: msg.code ?? 'IO', message: msg.message })
-        else this.d.onNotice?.(msg.message)
+        if (msg.path !== undefined) {
+          this.d.report.add({ path: msg.path, action: 'error', code: msg.code ?? 'IO', message: msg.message })
+          this.#unread.add(msg.path)
+        } else this.d.onNotice?.(msg.message)
         return
       default:
         throw new DsyncError('BAD_MESSAGE', `unexpected "${msg.t}" message from the sender`)
@@ -1277,7 +1282,7 @@ class Receiver {
       if (this.d.options.delete) {
         await deleteExtras({
           root: this.d.root, store: this.d.store, options: this.d.options, signal: this.#signal,
-          files: this.#files, seen: this.#seen, knownDirs: this.#knownDirs,
+          files: this.#files, seen: this.#seen, unread: this.#unread, knownDirs: this.#knownDirs,
           event: (e) => this.#event(e), fail: (path, err) => this.#fail(path, err),
         })
       }

@@ -57,6 +57,33 @@ t.test('unreadable file, unreadable directory, FIFO: one line each, the rest syn
   await t.rejects(readFile(join(work, 'locked.txt')), 'the unreadable file is not on the server')
 })
 
+t.test('--delete keeps what the sender could not read: everything under a directory it could not list, at any depth', async (t) => {
+  const setpriv = await run('setpriv', ['--version']).then(() => true, () => false)
+  if (!setpriv || process.getuid?.() !== 0) {
+    t.comment('skipped: needs root and setpriv to run the client as another user')
+    return
+  }
+  const home = await tempTree(t, { 'a.txt': 'alpha', 'locked.txt': 'secret', 'closed/inner.txt': 'inner', 'closed/deep/more.txt': 'more' })
+  await chownTree(home, NOBODY)
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  // First as nobody with everything readable: the server records every file's base.
+  const first = spawnDsync(['push', home, server.url], {}, ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'])
+  t.equal((await within(30_000, 'the first push', first.exited)).value, 0)
+  await chown(join(home, 'locked.txt'), 0, 0)
+  await chmod(join(home, 'locked.txt'), 0o000)
+  await chown(join(home, 'closed'), 0, 0)
+  await chmod(join(home, 'closed'), 0o000)
+  const cli = spawnDsync(['push', home, server.url, '--delete', '-v'], {}, ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'])
+  const { value: code } = await within(30_000, 'the push as nobody', cli.exited)
+  t.equal(code, 10, `partial: ${cli.stdout}${cli.stderr}`)
+  t.notMatch(cli.stdout, /deleted/, 'nothing deleted')
+  t.equal(await readFile(join(work, 'locked.txt'), 'utf8'), 'secret', 'the unreadable file stays on the server')
+  t.equal(await readFile(join(work, 'closed/inner.txt'), 'utf8'), 'inner', 'and what the unreadable directory holds')
+  t.equal(await readFile(join(work, 'closed/deep/more.txt'), 'utf8'), 'more', 'at any depth')
+  t.equal(await readFile(join(work, 'a.txt'), 'utf8'), 'alpha')
+})
+
 t.test('a file that vanishes between the scan and the send: an error for it, the rest synced', async (t) => {
   // Over 1 MiB: streamed when sent, so read again then (a small file is sent from the bytes
   // read for its chunk list, and its removal after that changes nothing of what is sent).

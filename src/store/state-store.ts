@@ -215,6 +215,14 @@ export class Store {
     return buf !== undefined && baseHasStat(buf, v)
   }
 
+  /** setBase for many paths, in one transaction. */
+  async setBases(bases: readonly (readonly [string, SyncBase])[]): Promise<void> {
+    for (const [path] of bases) checkRelPath(path)
+    return this.#write('base', `${bases.length} files`, () => {
+      for (const [path, base] of bases) this.#bases.put(pathKey(path), encodeBase(base))
+    })
+  }
+
   async setBase(path: string, base: SyncBase): Promise<void> {
     checkRelPath(path)
     return this.#write('base', path, () => {

@@ -513,28 +513,35 @@ class Receiver {
     for (const dir of same) {
       const implied = [...this.#summary.under(dir)] as FileEntry[]
       this.d.onListed?.(implied)
-      for (const e of implied) await this.#implied(e)
+      const bases: [string, SyncBase][] = []
+      for (const e of implied) {
+        const base = this.#implied(e)
+        if (base !== undefined) bases.push([e.path, base])
+      }
+      // In one transaction: a first sync of two equal trees of 100,000 files wrote them one
+      // transaction each (0.9 of the receiver's 2.6 CPU s).
+      if (bases.length > 0) this.#files.track(this.d.store.setBases(bases))
     }
   }
 
-  /** An entry a matching summary stood for: as if listed, and the same here. */
-  async #implied(e: FileEntry): Promise<void> {
+  /** An entry a matching summary stood for: as if listed, and the same here (unchanged). A
+   *  file's base, when it has none of its size and time yet (a first sync), is returned to be
+   *  recorded, as #sameContent records it. */
+  #implied(e: FileEntry): SyncBase | undefined {
     if (this.#seen.has(e.path)) {
       this.#fail(e.path, new DsyncError('UNSAFE_PATH', `${e.path}: listed twice by the sender; the second entry was refused`, { path: e.path }))
-      return
+      return undefined
     }
     this.#seen.add(e.path)
-    if (e.kind !== 'file') return
+    if (e.kind !== 'file') return undefined
     this.d.report.countFile(e.size)
+    this.#event({ path: e.path, action: 'unchanged', size: e.size })
     // After a sync, its base says so already: nothing to record, nothing to read (the record's
-    // digest, which #sameContent would weigh, decoded a whole chunk list per file: 0.3 of the
-    // receiver's 2.2 CPU s in a no-op of 100,000 files).
-    if (this.d.options.dryRun || this.d.store.baseHasStat(e.path, e)) return this.#event({ path: e.path, action: 'unchanged', size: e.size })
-    try {
-      await this.#sameContent(e, this.#files.get(e.path)!, this.#files.known(e.path)?.digest)
-    } catch (err) {
-      this.#fail(e.path, asFileError(err, e.path, 'record it'))
-    }
+    // digest decoded a whole chunk list per file: 0.3 of the receiver's 2.2 CPU s in a no-op
+    // of 100,000 files).
+    if (this.d.options.dryRun || this.d.store.baseHasStat(e.path, e)) return undefined
+    const digest = this.#files.known(e.path)?.digest
+    return { ...(digest !== undefined && { digest }), size: e.size, mtimeMs: e.mtimeMs }
   }
 
   #typeClash(e: FileEntry, cur: TreeEntry): never {

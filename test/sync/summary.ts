@@ -87,6 +87,11 @@ t.test('two trees copied with cp -a, no dsync state on either side: the first sy
   const p = await pull(server.url, work, clientOpts())
   t.equal(p.summary.unchanged, 2000)
   t.ok(wire(p) < NOOP_BUDGET, `and a pull into another copy: ${wire(p)} bytes`)
+  // The first sync recorded every file's base: one the sender then deletes is deleted with
+  // --delete (a file with no base is kept, "never synced from the sender").
+  await rm(join(home, 'p4/q9/f0.txt'))
+  const d = await push(home, server.url, clientOpts({ delete: true }))
+  t.same(d.events.filter((e) => e.action !== 'unchanged').map((e) => `${e.action} ${e.path}`), ['deleted p4/q9/f0.txt'])
 })
 
 t.test('a time an older dsync set (~1 µs below the sender\'s, in the millisecond before) is quietly set again: the next no-op is a summary', async (t) => {

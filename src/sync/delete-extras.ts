@@ -46,11 +46,6 @@ export async function keepReason(e: TreeEntry, files: LocalFiles, store: Store, 
  *  (keepReason: reported as kept). Run after the transfers: a file about to go may have been
  *  the seed of a renamed one. */
 export async function deleteExtras(c: DeleteContext): Promise<void> {
-  // What the ignore rules exclude is never deleted, and the rules that count are the ones in
-  // the tree now: a .dsyncignore the sender just wrote applies to files already here.
-  // Policy for entries the walk cannot read: not visible, so not deleted.
-  const visible = new Set<string>()
-  for await (const e of walkTree(c.root, { exclude: c.options.exclude, signal: c.signal, onError: () => undefined })) visible.add(e.path)
   // A directory the sender could not read was listed with nothing in it: its files here are
   // not extras (they were deleted when they still matched their base).
   const unread = (path: string): boolean => {
@@ -59,7 +54,15 @@ export async function deleteExtras(c: DeleteContext): Promise<void> {
       if (!p.includes('/')) return false
     }
   }
-  const extras = [...c.files.entries()].filter((e) => !c.seen.has(e.path) && visible.has(e.path) && !unread(e.path)).sort((a, b) => (a.path < b.path ? 1 : -1))
+  const unlisted = [...c.files.entries()].filter((e) => !c.seen.has(e.path) && !unread(e.path))
+  // Nothing unlisted (a no-op): no second walk of the tree (0.5 s of a no-op of 100,000 files).
+  if (unlisted.length === 0) return
+  // What the ignore rules exclude is never deleted, and the rules that count are the ones in
+  // the tree now: a .dsyncignore the sender just wrote applies to files already here.
+  // Policy for entries the walk cannot read: not visible, so not deleted.
+  const visible = new Set<string>()
+  for await (const e of walkTree(c.root, { exclude: c.options.exclude, signal: c.signal, onError: () => undefined })) visible.add(e.path)
+  const extras = unlisted.filter((e) => visible.has(e.path)).sort((a, b) => (a.path < b.path ? 1 : -1))
   for (const e of extras) {
     try {
       const why = await keepReason(e, c.files, c.store, c.options.force)

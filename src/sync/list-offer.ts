@@ -3,29 +3,34 @@ import { LIMITS, type FileEntry, type Message } from '../net/index.js'
 import { TreeSummary } from './tree-summary.js'
 
 /**
- * The sender's file list, offered by directory summary (PROTOCOL.md §4.9, version 4): the root's
- * summary first; each directory the receiver finds different is listed (its entries) with its
- * subdirectories offered by summary in turn, level by level, until the receiver wants none.
- * A no-op of 100,000 files costs one summary and one empty answer instead of the whole list
- * (513 KB); a change costs the listings of the directories on its path, one round trip a level.
+ * The sender's file list. Whole, in `files` messages and then `filesEnd`; or, to a receiver of
+ * version 4, offered by directory summary (PROTOCOL.md §4.9): the root's summary first; each
+ * directory the receiver finds different is listed (its entries) with its subdirectories
+ * offered by summary in turn, level by level, until the receiver wants none. A no-op of
+ * 100,000 files costs one summary and one empty answer instead of the whole list (513 KB); a
+ * change costs the listings of the directories on its path, one round trip a level.
  */
 export class ListOffer {
-  readonly #summary: TreeSummary
+  /** undefined: the list goes whole */
+  readonly #summary: TreeSummary | undefined
   /** directories offered whose answer has not come */
   readonly #offered = new Set<string>()
   /** `summary` messages not yet answered: the list is complete when none are */
   #unanswered = 0
 
   constructor(
-    entries: readonly FileEntry[],
+    private readonly entries: readonly FileEntry[],
     private readonly post: (m: Message) => void,
+    bySummary: boolean,
   ) {
-    this.#summary = TreeSummary.of(entries)
+    this.#summary = bySummary ? TreeSummary.of(entries) : undefined
   }
 
-  /** Offers the root. */
+  /** Sends the whole list, or offers the root. */
   start(): void {
-    this.#offer([''])
+    if (this.#summary !== undefined) return this.#offer([''])
+    this.#list(this.entries)
+    this.post({ t: 'filesEnd' })
   }
 
   /** The receiver's answer to one `summary`: lists what it wants, offers their subdirectories,
@@ -33,28 +38,34 @@ export class ListOffer {
   answer(paths: readonly string[]): void {
     if (this.#unanswered === 0) throw new DsyncError('BAD_MESSAGE', 'summaryWant with no summary to answer')
     this.#unanswered--
+    const summary = this.#summary! // a summary was offered: unanswered > 0
     const listed: FileEntry[] = []
     const next: string[] = []
     for (const dir of paths) {
       // Each directory once, and only one offered: a receiver cannot make the sender list
       // anything twice, nor walk it through its tree.
       if (!this.#offered.delete(dir)) throw new DsyncError('BAD_MESSAGE', `summaryWant for ${dir === '' ? 'the root' : dir}, not offered or asked for already`)
-      for (const e of this.#summary.children(dir)) {
+      for (const e of summary.children(dir)) {
         listed.push(e as FileEntry)
         // An empty directory needs no summary: listed, it has nothing under it.
-        if (e.kind === 'dir' && this.#summary.children(e.path).length > 0) next.push(e.path)
+        if (e.kind === 'dir' && summary.children(e.path).length > 0) next.push(e.path)
       }
     }
-    for (let i = 0; i < listed.length; i += LIMITS.maxFilesPerMessage) this.post({ t: 'files', entries: listed.slice(i, i + LIMITS.maxFilesPerMessage) })
+    this.#list(listed)
     if (next.length > 0) this.#offer(next)
     if (this.#unanswered === 0) this.post({ t: 'filesEnd' })
+  }
+
+  /** `entries` in `files` messages of at most LIMITS.maxFilesPerMessage. */
+  #list(entries: readonly FileEntry[]): void {
+    for (let i = 0; i < entries.length; i += LIMITS.maxFilesPerMessage) this.post({ t: 'files', entries: entries.slice(i, i + LIMITS.maxFilesPerMessage) })
   }
 
   #offer(dirs: readonly string[]): void {
     for (let i = 0; i < dirs.length; i += LIMITS.maxFilesPerMessage) {
       const part = dirs.slice(i, i + LIMITS.maxFilesPerMessage)
       for (const d of part) this.#offered.add(d)
-      this.post({ t: 'summary', dirs: part.map((path) => ({ path, hash: this.#summary.hash(path)! })) })
+      this.post({ t: 'summary', dirs: part.map((path) => ({ path, hash: this.#summary!.hash(path)! })) })
       this.#unanswered++
     }
   }

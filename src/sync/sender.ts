@@ -36,8 +36,6 @@ export interface SenderDeps extends RoleDeps {
   readonly only?: ReadonlySet<string>
 }
 
-/** File-list batch size: keeps each `files` message far below the frame limit. */
-const LIST_BATCH = 1000
 /**
  * Above this many chunks (~2 MiB at 8 KiB) a file's chunk list goes as a sample (sampleChunks):
  * 20 bytes a chunk was 77 KiB of the 93 KiB a 30 MiB file with one insertion cost (bench/sync.ts),
@@ -151,12 +149,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   d.onListed?.(entries)
   // A version-4 receiver is offered the list by directory summary (§4.9), except with digests
   // in it: the summaries cover size and mtime, not content.
-  const offer = (d.version ?? PROTOCOL_VERSION) >= SUMMARY_PROTOCOL_VERSION && !withDigests ? new ListOffer(entries, (m) => out.post(m)) : undefined
-  if (offer !== undefined) offer.start()
-  else {
-    for (let i = 0; i < entries.length; i += LIST_BATCH) out.post({ t: 'files', entries: entries.slice(i, i + LIST_BATCH) })
-    out.post({ t: 'filesEnd' })
-  }
+  const offer = new ListOffer(entries, (m) => out.post(m), (d.version ?? PROTOCOL_VERSION) >= SUMMARY_PROTOCOL_VERSION && !withDigests)
+  offer.start()
 
   const paths = new Map<number, string>()
   /** the digest each file's chunk list carried (the receiver expects it), until it is sent */
@@ -530,7 +524,6 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
           onAnswered = undefined
         })
       } else if (msg.t === 'summaryWant') {
-        if (offer === undefined) throw new DsyncError('BAD_MESSAGE', 'summaryWant, but no summary was offered')
         offer.answer(msg.paths)
       } else if (msg.t === 'chunksWant' || msg.t === 'wholeWant') {
         const path = paths.get(msg.id)

@@ -1,15 +1,6 @@
 import { sha256OfStrings } from '../hash/index.js'
+import type { TreeEntry } from '../fs/index.js'
 import { LIMITS } from '../net/index.js'
-
-/** What a summary covers of an entry: a `FileEntry` of the list, or a `TreeEntry` of a walk. */
-export interface SummarizedEntry {
-  readonly path: string
-  readonly kind: 'file' | 'dir' | 'symlink'
-  readonly size: number
-  readonly mtimeMs: number
-  readonly mode: number
-  readonly target?: string
-}
 
 /** The relative parent of a relative path: '' for a top-level name. */
 export function parentDir(path: string): string {
@@ -31,16 +22,16 @@ export function parentDir(path: string): string {
  * is set again after the session's writes in it, which only a listed directory sees.
  */
 export class TreeSummary {
-  readonly #children = new Map<string, SummarizedEntry[]>()
+  readonly #children = new Map<string, TreeEntry[]>()
   readonly #hashes = new Map<string, Uint8Array>()
 
   private constructor() {}
 
   /** Summarizes `entries` (any order; every parent directory listed, or the root). */
-  static of(entries: Iterable<SummarizedEntry>): TreeSummary {
+  static of(entries: Iterable<TreeEntry>): TreeSummary {
     const s = new TreeSummary()
     s.#children.set('', [])
-    const all: SummarizedEntry[] = []
+    const all: TreeEntry[] = []
     for (const e of entries) {
       all.push(e)
       if (e.kind === 'dir' && !s.#children.has(e.path)) s.#children.set(e.path, [])
@@ -62,7 +53,7 @@ export class TreeSummary {
   }
 
   /** One entry's part of its directory's hash. NUL never occurs in a name or a target. */
-  #record(e: SummarizedEntry): string {
+  #record(e: TreeEntry): string {
     const name = e.path.slice(e.path.lastIndexOf('/') + 1)
     if (e.kind === 'file') return `f\0${name}\0${e.size}\0${Math.floor(e.mtimeMs)}\0${e.mode}\0`
     if (e.kind === 'symlink') return `l\0${name}\0${e.target ?? ''}\0`
@@ -75,12 +66,12 @@ export class TreeSummary {
   }
 
   /** The entries directly in `dir`, in name order (none for no directory of the tree). */
-  children(dir: string): readonly SummarizedEntry[] {
+  children(dir: string): readonly TreeEntry[] {
     return this.#children.get(dir) ?? []
   }
 
   /** Every entry under `dir`, each directory before what it holds. */
-  *under(dir: string): Generator<SummarizedEntry> {
+  *under(dir: string): Generator<TreeEntry> {
     const stack = [...this.children(dir)].reverse()
     while (stack.length > 0) {
       const e = stack.pop()!

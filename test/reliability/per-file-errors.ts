@@ -5,7 +5,7 @@
 // (setpriv --reuid 65534), against files owned by root with mode 000: for that process they are
 // truly unreadable, as they would be for a user on their own machine. The server stays in this
 // process, as root.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
 import { chmod, chown, readdir, readFile, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -20,6 +20,17 @@ import { tempTree } from '../support/temp.js'
 const run = promisify(execFile)
 const NOBODY = 65534
 
+/** The command prefix that runs a client as `nobody`. */
+const AS_NOBODY = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--']
+
+/** Whether this process can run a client as `nobody` (root, with setpriv); says so if not. */
+async function canRunAsNobody(t: Test): Promise<boolean> {
+  const setpriv = await run('setpriv', ['--version']).then(() => true, () => false)
+  if (setpriv && process.getuid?.() === 0) return true
+  t.comment('skipped: needs root and setpriv to run the client as another user')
+  return false
+}
+
 async function chownTree(root: string, uid: number, rel = ''): Promise<void> {
   await chown(join(root, rel), uid, uid)
   for (const d of await readdir(join(root, rel), { withFileTypes: true })) {
@@ -30,11 +41,7 @@ async function chownTree(root: string, uid: number, rel = ''): Promise<void> {
 }
 
 t.test('unreadable file, unreadable directory, FIFO: one line each, the rest synced, exit 10', async (t) => {
-  const setpriv = await run('setpriv', ['--version']).then(() => true, () => false)
-  if (!setpriv || process.getuid?.() !== 0) {
-    t.comment('skipped: needs root and setpriv to run the client as another user')
-    return
-  }
+  if (!(await canRunAsNobody(t))) return
   const home = await tempTree(t, { 'a.txt': 'alpha', 'sub/b.txt': 'beta', 'locked.txt': 'secret', 'closed/inner.txt': 'inner' })
   await run('mkfifo', [join(home, 'fifo')])
   await chownTree(home, NOBODY)
@@ -44,7 +51,7 @@ t.test('unreadable file, unreadable directory, FIFO: one line each, the rest syn
   await chmod(join(home, 'closed'), 0o000)
   const work = await tempTree(t)
   const server = await startServer(t, work)
-  const cli = spawnDsync(['push', home, server.url, '-v'], {}, ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'])
+  const cli = spawnDsync(['push', home, server.url, '-v'], {}, AS_NOBODY)
   const { value: code } = await within(30_000, 'the push as nobody', cli.exited)
   const out = `${cli.stdout}\n${cli.stderr}`
   t.equal(code, 10, `exit code 10 (partial); output:\n${out}`)
@@ -58,23 +65,19 @@ t.test('unreadable file, unreadable directory, FIFO: one line each, the rest syn
 })
 
 t.test('--delete keeps what the sender could not read: everything under a directory it could not list, at any depth', async (t) => {
-  const setpriv = await run('setpriv', ['--version']).then(() => true, () => false)
-  if (!setpriv || process.getuid?.() !== 0) {
-    t.comment('skipped: needs root and setpriv to run the client as another user')
-    return
-  }
+  if (!(await canRunAsNobody(t))) return
   const home = await tempTree(t, { 'a.txt': 'alpha', 'locked.txt': 'secret', 'closed/inner.txt': 'inner', 'closed/deep/more.txt': 'more' })
   await chownTree(home, NOBODY)
   const work = await tempTree(t)
   const server = await startServer(t, work)
   // First as nobody with everything readable: the server records every file's base.
-  const first = spawnDsync(['push', home, server.url], {}, ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'])
+  const first = spawnDsync(['push', home, server.url], {}, AS_NOBODY)
   t.equal((await within(30_000, 'the first push', first.exited)).value, 0)
   await chown(join(home, 'locked.txt'), 0, 0)
   await chmod(join(home, 'locked.txt'), 0o000)
   await chown(join(home, 'closed'), 0, 0)
   await chmod(join(home, 'closed'), 0o000)
-  const cli = spawnDsync(['push', home, server.url, '--delete', '-v'], {}, ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'])
+  const cli = spawnDsync(['push', home, server.url, '--delete', '-v'], {}, AS_NOBODY)
   const { value: code } = await within(30_000, 'the push as nobody', cli.exited)
   t.equal(code, 10, `partial: ${cli.stdout}${cli.stderr}`)
   t.notMatch(cli.stdout, /deleted/, 'nothing deleted')

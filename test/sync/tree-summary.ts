@@ -3,7 +3,8 @@ import fc from 'fast-check'
 import { open, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { stableUtime } from '../../src/fs/index.js'
-import { TreeSummary, sameSummary, type SummarizedEntry } from '../../src/sync/tree-summary.js'
+import type { TreeEntry } from '../../src/fs/index.js'
+import { TreeSummary, sameSummary } from '../../src/sync/tree-summary.js'
 import { tempTree } from '../support/temp.js'
 
 // Directory summaries (PROTOCOL.md §4.9): a summary is equal exactly when what a listing would
@@ -30,7 +31,7 @@ const treeArb = fc
   })
   .map(({ dirs, leaves }) => {
     const dirPaths: string[] = ['']
-    const entries: SummarizedEntry[] = []
+    const entries: TreeEntry[] = []
     dirs.forEach((d, i) => {
       const parent = dirPaths[Math.min(d.parent, dirPaths.length - 1)]!
       const path = parent === '' ? `d${i}` : `${parent}/d${i}`
@@ -102,7 +103,7 @@ t.test('any change a listing would show changes the summary of every directory a
 
 t.test('what the quick check calls the same keeps the summary: a time within its millisecond, a symlink\'s time and mode', async () => {
   fc.assert(fc.property(treeArb, (entries) => {
-    const moved = entries.map((e): SummarizedEntry => {
+    const moved = entries.map((e): TreeEntry => {
       if (e.kind === 'symlink') return { ...e, mtimeMs: e.mtimeMs + 5000, mode: 0o755 }
       return { ...e, mtimeMs: Math.floor(e.mtimeMs) + 0.9 }
     })

@@ -6,13 +6,14 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 4
+export const PROTOCOL_VERSION = 5
 
 /** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
  *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); version 3 lets a
  *  sender pack whole files together in a `bundle` (§4.7); version 4 lets a sender offer its list
- *  as directory summaries first (§4.9). Otherwise push and pull are the same in all. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([4, 3, 2, 1])
+ *  as directory summaries first (§4.9); version 5 adds the `query` role, a served tree's
+ *  similarity index asked (§4.10). Otherwise push and pull are the same in all. */
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([5, 4, 3, 2, 1])
 
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
@@ -28,6 +29,9 @@ export const BUNDLE_PROTOCOL_VERSION = 3
 
 /** The first version whose peers take a `summary` and answer it with a `summaryWant` (§4.9). */
 export const SUMMARY_PROTOCOL_VERSION = 4
+
+/** The first version that has the `query` role (§4.10). */
+export const QUERY_PROTOCOL_VERSION = 5
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -62,6 +66,10 @@ export const LIMITS = Object.freeze({
   maxChunkBytes: 16 * MiB,
   /** `plan.signature` length. */
   maxSignatureBytes: 3 * MiB,
+  /** `query.top`: files in a `similarFound` (a query estimates at most this many candidates). */
+  maxQueryTop: 256,
+  /** Files, and pairs, of one group of a `groupsFound` answer (its pieces together). */
+  maxGroupRows: 1_000_000,
   /** Keys in a `probe` (4 bytes each). */
   maxProbeKeys: 64,
   /** `sketch.sketch` length (a sketch is asked only for files up to 64 MiB: ~1 MiB of sketch). */
@@ -139,7 +147,7 @@ export type WireMessage =
       version: number
       mac: Uint8Array
       challenge: Uint8Array
-      role: 'push' | 'pull' | 'sync'
+      role: 'push' | 'pull' | 'sync' | 'query'
       subdir: string
       options: WireSessionOptions
     }
@@ -243,6 +251,27 @@ export type WireMessage =
   /** (version 2, sender→receiver) the sketch (src/similarity/sketch-codec.ts), or nil when the
    *  file is too large for one or cannot be read */
   | { t: 'sketch'; id: number; sketch: Uint8Array | null }
+  /** (version 5, client→server, §4.10) the one request of a `query` session: the files most
+   *  similar to a file, given by its `sketch` (`similar`, at most `top`), or every group of
+   *  similar files (`groups`), by `metric` at or above `threshold` (0..1); `scan`: bring the
+   *  index up to date first */
+  | { t: 'query'; kind: 'similar' | 'groups'; metric: string; threshold: number; scan: boolean; top?: number; sketch?: Uint8Array }
+  /** (version 5, server→client) the answer to a `similar` query, best first */
+  | { t: 'similarFound'; files: WireSimilarFile[]; scan?: WireScan }
+  /** (version 5, server→client) the answer to a `groups` query, in pieces: `z` as in `files`, of
+   *  WireGroupPiece; `more` while another `groupsFound` follows; `scan` on the first */
+  | { t: 'groupsFound'; codec: number; raw: number; z: Uint8Array; more?: boolean; scan?: WireScan }
+
+/** `similarFound` entry: a file and its similarity to the query, every metric 0..1 (§4.10). */
+export type WireSimilarFile = [path: string, size: number, jaccard: number, dice: number, lcs: number, containment: number, containedIn: number, errorBound: number]
+
+/** What the server's index update did before it answered (§4.10). */
+export type WireScan = [files: number, filesRead: number, bytesRead: number, removed: number]
+
+/** `groupsFound` piece of a group: `cont` when it goes on with the previous piece's group; its
+ *  files [path, size, similarity to the group's reference (its first file)], and its pairs,
+ *  [a, b, similarity] with a and b the indexes of files in the group (all its pieces so far). */
+export type WireGroupPiece = [cont: boolean, files: [path: string, size: number, similarity: number][], pairs: [a: number, b: number, similarity: number][]]
 
 /** The message type tags. */
 export type WireTag = WireMessage['t']

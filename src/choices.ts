@@ -14,6 +14,11 @@ export const DEFAULT_METRIC: MetricName = 'dice'
 /** Default threshold: delta at or above 50% similarity (the seed's measurement). */
 export const DEFAULT_THRESHOLD = 0.5
 
+/** `dsync similar --top` at most: a query estimates at most this many candidates, most shared
+ *  anchors first (store/similar-files.ts), and a served tree answers with at most this many
+ *  (protocol LIMITS.maxQueryTop, the same number: test/net/codec.ts). */
+export const MAX_QUERY_TOP = 256
+
 /** The chunkers that cut a file on its own (SBC is relative to known blocks: see chunk/sbc.ts). */
 export type CutterKind = 'cdc' | 'fsp'
 /** Every chunker `dsync similarity --chunker` accepts. */

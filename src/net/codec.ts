@@ -2,12 +2,13 @@ import { Packr } from 'msgpackr'
 import { compressFrame, decompressFrame } from '../compress/index.js'
 import { DsyncError, type ErrorCode } from '../errors.js'
 import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
-import type { Chunk, FileDigest } from '../types.js'
+import { METRIC_NAMES } from '../choices.js'
+import type { Chunk, FileDigest, SketchScanResult } from '../types.js'
 import {
-  BATCHED_TYPES, LIMITS, OP_CODE, PROBE_KEY_BYTES, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireMessage, type WireOpEntry, type WireSessionOptions,
-  type WireStateEntry,
+  BATCHED_TYPES, LIMITS, OP_CODE, PROBE_KEY_BYTES, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireGroupPiece, type WireMessage, type WireOpEntry,
+  type WireScan, type WireSessionOptions, type WireSimilarFile, type WireStateEntry,
 } from '../../protocol/messages.js'
-import { MAX_SHOWN_CANDIDATES, type ChangeStatus, type FileEntry, type Message, type MessageOf, type MessageTag, type SeedShown, type SessionOptions, type StateEntry, type SyncOp } from './messages.js'
+import { MAX_SHOWN_CANDIDATES, type ChangeStatus, type GroupPiece, type FileEntry, type Message, type MessageOf, type MessageTag, type SeedShown, type SessionOptions, type StateEntry, type SyncOp } from './messages.js'
 import { WireFields, checkBytes, checkInt, checkPath, checkStr, isPlainMap, typeName } from './wire-fields.js'
 
 /**
@@ -72,7 +73,7 @@ const CODECS: CodecTable = {
       version: f.int('version', 1, U32_MAX),
       mac: f.bytes('mac', { max: LIMITS.macBytes }),
       challenge: f.bytes('challenge', { exact: LIMITS.challengeBytes }),
-      role: f.oneOf('role', ['push', 'pull', 'sync']),
+      role: f.oneOf('role', ['push', 'pull', 'sync', 'query']),
       subdir: f.path('subdir', true),
       options: optionsFromWire(f.map('options')),
     }),
@@ -346,6 +347,94 @@ const CODECS: CodecTable = {
     toWire: (m) => ({ t: 'sketch', id: m.id, sketch: m.sketch }),
     fromWire: (f) => ({ t: 'sketch', id: f.int('id', 0, U32_MAX), sketch: f.raw('sketch') === null ? null : f.bytes('sketch', { max: LIMITS.maxSketchBytes }) }),
   },
+  query: {
+    toWire: ({ query: q }) => ({
+      t: 'query', kind: q.kind, metric: q.metric, threshold: q.threshold, scan: q.scan,
+      ...(q.kind === 'similar' && { top: q.top, sketch: q.sketch }),
+    }),
+    fromWire: (f) => {
+      const kind = f.oneOf('kind', ['similar', 'groups'])
+      const common = { metric: f.oneOf('metric', METRIC_NAMES), threshold: f.num('threshold', 0, 1), scan: f.bool('scan') }
+      if (kind === 'groups') return { t: 'query', query: { kind, ...common } }
+      return { t: 'query', query: { kind, ...common, top: f.int('top', 1, LIMITS.maxQueryTop), sketch: f.bytes('sketch', { max: LIMITS.maxSketchBytes }) } }
+    },
+  },
+  similarFound: {
+    toWire: (m) => {
+      if (m.files.length > LIMITS.maxQueryTop) throw internal(`'similarFound' with ${m.files.length} files; send at most ${LIMITS.maxQueryTop}`)
+      return {
+        t: 'similarFound',
+        files: m.files.map((x): WireSimilarFile => [x.path, x.size, x.jaccard, x.dice, x.lcs, x.containment, x.containedIn, x.errorBound]),
+        ...(m.scan && { scan: scanToWire(m.scan) }),
+      }
+    },
+    fromWire: (f) => ({
+      t: 'similarFound',
+      files: f.array('files', LIMITS.maxQueryTop).map((raw, i) => {
+        const at = `files[${i}]`
+        if (!Array.isArray(raw) || raw.length !== 8) throw f.bad(at, 'must be [path, size, jaccard, dice, lcs, containment, containedIn, errorBound]')
+        const [path, size, ...shares] = raw as unknown[]
+        const [jaccard, dice, lcs, containment, containedIn, errorBound] = shares.map((v, k) => checkShare(f, `${at}[${k + 2}]`, v))
+        return { path: checkPath(f, `${at}.path`, path, false), size: checkInt(f, `${at}.size`, size, 0, Number.MAX_SAFE_INTEGER), jaccard: jaccard!, dice: dice!, lcs: lcs!, containment: containment!, containedIn: containedIn!, errorBound: errorBound! }
+      }),
+      ...(f.has('scan') && { scan: scanFromWire(f) }),
+    }),
+  },
+  groupsFound: {
+    toWire: (m) => ({
+      t: 'groupsFound',
+      ...packList('groupsFound', m.pieces.map((p): WireGroupPiece => [p.cont, p.files.map((x) => [x.path, x.size, x.similarity]), p.pairs.map((x) => [x.a, x.b, x.similarity])])),
+      ...(m.more && { more: true }),
+      ...(m.scan && { scan: scanToWire(m.scan) }),
+    }),
+    fromWire: (f) => ({
+      t: 'groupsFound',
+      pieces: unpackList(f).map((raw, i) => groupPieceFromWire(f, `z[${i}]`, raw)),
+      more: f.has('more') && f.bool('more'),
+      ...(f.has('scan') && { scan: scanFromWire(f) }),
+    }),
+  },
+}
+
+/** A share 0..1 (a similarity, an error bound). */
+function checkShare(f: WireFields, at: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) throw f.bad(at, `must be a number in [0, 1], got ${typeName(v)}`)
+  return v
+}
+
+function scanToWire(s: SketchScanResult): WireScan {
+  return [s.files, s.filesRead, s.bytesRead, s.removed]
+}
+
+function scanFromWire(f: WireFields): SketchScanResult {
+  const raw = f.array('scan', 4)
+  if (raw.length !== 4) throw f.bad('scan', 'must be [files, filesRead, bytesRead, removed]')
+  const [files, filesRead, bytesRead, removed] = raw.map((v, i) => checkInt(f, `scan[${i}]`, v, 0, Number.MAX_SAFE_INTEGER))
+  return { files: files!, filesRead: filesRead!, bytesRead: bytesRead!, removed: removed! }
+}
+
+/** One WireGroupPiece: indexes are checked against the group by the client, which has its pieces. */
+function groupPieceFromWire(f: WireFields, at: string, raw: unknown): GroupPiece {
+  if (!Array.isArray(raw) || raw.length !== 3) throw f.bad(at, 'must be [cont, files, pairs]')
+  const [cont, files, pairs] = raw as unknown[]
+  if (typeof cont !== 'boolean') throw f.bad(`${at}.cont`, `must be a boolean, got ${typeName(cont)}`)
+  if (!Array.isArray(files) || !Array.isArray(pairs)) throw f.bad(at, 'files and pairs must be arrays')
+  if (files.length + pairs.length > LIMITS.maxGroupRows) throw f.bad(at, `has more than ${LIMITS.maxGroupRows} files and pairs`)
+  return {
+    cont,
+    files: files.map((x: unknown, k) => {
+      if (!Array.isArray(x) || x.length !== 3) throw f.bad(`${at}.files[${k}]`, 'must be [path, size, similarity]')
+      return { path: checkPath(f, `${at}.files[${k}]`, x[0], false), size: checkInt(f, `${at}.files[${k}].size`, x[1], 0, Number.MAX_SAFE_INTEGER), similarity: checkShare(f, `${at}.files[${k}].similarity`, x[2]) }
+    }),
+    pairs: pairs.map((x: unknown, k) => {
+      if (!Array.isArray(x) || x.length !== 3) throw f.bad(`${at}.pairs[${k}]`, 'must be [a, b, similarity]')
+      return {
+        a: checkInt(f, `${at}.pairs[${k}].a`, x[0], 0, LIMITS.maxGroupRows - 1),
+        b: checkInt(f, `${at}.pairs[${k}].b`, x[1], 0, LIMITS.maxGroupRows - 1),
+        similarity: checkShare(f, `${at}.pairs[${k}].similarity`, x[2]),
+      }
+    }),
+  }
 }
 
 /** How long a list may be: entries of `files`, `state`, `ops` by default; a `batch`'s messages. */

@@ -1,5 +1,5 @@
 import { DsyncError, isDsyncError } from '../errors.js'
-import { SUPPORTED_VERSIONS, SYNC_PROTOCOL_VERSION } from '../../protocol/messages.js'
+import { QUERY_PROTOCOL_VERSION, SUPPORTED_VERSIONS, SYNC_PROTOCOL_VERSION } from '../../protocol/messages.js'
 import { clientMac, newChallenge, serverMac, verifyMac } from './auth.js'
 import type { FrameChannel } from './channel.js'
 import type { Message, Role, SessionOptions } from './messages.js'
@@ -19,6 +19,14 @@ export interface Session {
   /** The protocol version agreed. */
   readonly version: number
 }
+
+/** The first protocol version that has each role. */
+const ROLE_SINCE: Readonly<Record<Role, number>> = Object.freeze({ push: 1, pull: 1, sync: SYNC_PROTOCOL_VERSION, query: QUERY_PROTOCOL_VERSION })
+
+/** What a role is called in a message to the user. */
+const ROLE_WHAT: Readonly<Record<Role, string>> = Object.freeze({
+  push: 'push', pull: 'pull', sync: 'two-way sync', query: 'asking a served tree for similar files (similar, groups)',
+})
 
 /** The server's name in `hello`, for the peer's logs. */
 export const SERVER_NAME = 'dsync'
@@ -52,8 +60,8 @@ export async function serverHandshake(channel: FrameChannel, opts: ServerHandsha
       `the client chose protocol version ${auth.version}; this server speaks ${versions.join(', ')}; upgrade dsync on the older side`,
     )
   }
-  if (auth.role === 'sync' && auth.version < SYNC_PROTOCOL_VERSION) {
-    throw new DsyncError('PROTOCOL_VERSION', `the sync role needs protocol version ${SYNC_PROTOCOL_VERSION}; the client chose ${auth.version}`)
+  if (auth.version < ROLE_SINCE[auth.role]) {
+    throw new DsyncError('PROTOCOL_VERSION', `the ${auth.role} role needs protocol version ${ROLE_SINCE[auth.role]}; the client chose ${auth.version}`)
   }
   const transcript = {
     version: auth.version, serverChallenge, clientChallenge: auth.challenge, role: auth.role, subdir: auth.subdir,
@@ -105,10 +113,10 @@ export async function clientHandshake(channel: FrameChannel, opts: ClientHandsha
     throw err
   }
   const version = Math.max(...common)
-  if (opts.role === 'sync' && version < SYNC_PROTOCOL_VERSION) {
+  if (version < ROLE_SINCE[opts.role]) {
     const err = new DsyncError(
       'PROTOCOL_VERSION',
-      `${where}: the server speaks protocol version ${hello.versions.join(', ')}; two-way sync needs version ${SYNC_PROTOCOL_VERSION}: ` +
+      `${where}: the server speaks protocol version ${hello.versions.join(', ')}; ${ROLE_WHAT[opts.role]} needs version ${ROLE_SINCE[opts.role]}: ` +
         'upgrade dsync on the server (push and pull work with it as it is)',
     )
     channel.fail(err)

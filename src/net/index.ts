@@ -1,6 +1,6 @@
 /** The wire: messages, codec, channels over WebSocket, a byte stream (ssh, stdio) or memory; auth,
  *  handshake, server and client, and the choice of transport by URL. */
-export type { Message, MessageTag, MessageOf, FileEntry, SessionOptions, Role, StateEntry, ChangeStatus, SyncOp, SyncStep, SeedShown, BundleStream, DirSummary } from './messages.js'
+export type { Message, MessageTag, MessageOf, FileEntry, SessionOptions, Role, StateEntry, ChangeStatus, SyncOp, SyncStep, SeedShown, BundleStream, DirSummary, IndexQuery, GroupPiece } from './messages.js'
 export { MAX_SHOWN_CANDIDATES } from './messages.js'
 export { encode, decode } from './codec.js'
 export { type Channel, type ChannelLimits, DEFAULT_CHANNEL_LIMITS, CLOSE, memoryChannelPair, wrapChannel } from './channel.js'
@@ -16,5 +16,5 @@ export { type Transport, type TransportOptions, connectTransport } from './trans
 export { StreamChannel } from './stream-channel.js'
 export { serveChannel, type ChannelServerOptions } from './serve-channel.js'
 export { type SshTarget, DEFAULT_REMOTE_DSYNC, DEFAULT_RSH, isSshTarget, parseSshTarget, splitCommand, sshCommand } from './ssh-target.js'
-export { PROTOCOL_VERSION, SUPPORTED_VERSIONS, LIMITS, PROBE_KEY_BYTES, BUNDLE_PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION } from '../../protocol/messages.js'
+export { PROTOCOL_VERSION, SUPPORTED_VERSIONS, LIMITS, PROBE_KEY_BYTES, BUNDLE_PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION } from '../../protocol/messages.js'
 export { Fifo } from './fifo.js'

@@ -1,4 +1,5 @@
-import type { Chunk, FileDigest } from '../types.js'
+import type { MetricName } from '../choices.js'
+import type { Chunk, FileDigest, SimilarFile, SketchScanResult } from '../types.js'
 
 /**
  * Domain messages: what `src/sync/` sends and receives through a `Channel`. The codec
@@ -21,6 +22,20 @@ export const MAX_SHOWN_CANDIDATES = 3
 export interface BundleStream {
   readonly id: number
   readonly size: number
+}
+
+/** The request of a `query` session (§4.10): the files of the served tree most similar to a
+ *  file given by its encoded sketch, or every group of similar files in it. */
+export type IndexQuery =
+  | { readonly kind: 'similar'; readonly sketch: Uint8Array; readonly metric: MetricName; readonly threshold: number; readonly top: number; readonly scan: boolean }
+  | { readonly kind: 'groups'; readonly metric: MetricName; readonly threshold: number; readonly scan: boolean }
+
+/** A piece of a group in a `groupsFound` answer: `cont` when it goes on with the group of the
+ *  piece before; pairs name files by their index in the group (its pieces so far). */
+export interface GroupPiece {
+  readonly cont: boolean
+  readonly files: readonly { readonly path: string; readonly size: number; readonly similarity: number }[]
+  readonly pairs: readonly { readonly a: number; readonly b: number; readonly similarity: number }[]
 }
 
 /** One directory's summary in a `summary` message. */
@@ -146,6 +161,12 @@ export type Message =
   | { t: 'sketchWant'; id: number }
   /** sender→receiver (version 2): the sketch of file `id`, encoded (encodeSketch), or null. */
   | { t: 'sketch'; id: number; sketch: Uint8Array | null }
+  /** client→server (version 5, the `query` role): the session's one request. */
+  | { t: 'query'; query: IndexQuery }
+  /** server→client (version 5): the files found similar, best first. */
+  | { t: 'similarFound'; files: SimilarFile[]; scan?: SketchScanResult }
+  /** server→client (version 5): groups in pieces, `more` while another message follows. */
+  | { t: 'groupsFound'; pieces: GroupPiece[]; more: boolean; scan?: SketchScanResult }
 export type MessageTag = Message['t']
 /** The message with tag `T`. */
 export type MessageOf<T extends MessageTag> = Extract<Message, { t: T }>
@@ -199,8 +220,9 @@ export type SyncOp =
 
 export type SyncStep = 'opsEnd' | 'opsApplied' | 'phaseEnd' | 'syncEnd' | 'syncDone'
 
-/** Session roles, named for what the client does; `sync` goes both ways (protocol 2). */
-export type Role = 'push' | 'pull' | 'sync'
+/** Session roles, named for what the client does; `sync` goes both ways (protocol 2); `query`
+ *  asks the served tree's similarity index (protocol 5). */
+export type Role = 'push' | 'pull' | 'sync' | 'query'
 
 /** Bytes of file data a message carries (what --bwlimit meters): a `data` message's, a
  *  `bundle`'s as packed; 0 for any other. */

@@ -1,22 +1,12 @@
+import { MAX_QUERY_TOP } from '../choices.js'
 import { estimateSimilarity, type MetricName, type Sketch, type SketchEstimate } from '../similarity/index.js'
+import type { SimilarFile } from '../types.js'
 import type { SketchIndex } from './sketch-index.js'
 
-/** One file found similar, with every metric of it against the query. */
-export interface SimilarFile {
-  readonly path: string
-  readonly size: number
-  readonly jaccard: number
-  readonly dice: number
-  readonly lcs: number
-  /** share of the query's bytes this file holds (this file as seed, the query as target) */
-  readonly containment: number
-  /** share of this file's bytes the query holds */
-  readonly containedIn: number
-  readonly errorBound: number
-}
+export type { SimilarFile }
 
 /** Candidates estimated in full per query, most shared keys first: bounds a query's cost. */
-const MAX_ESTIMATED = 256
+const MAX_ESTIMATED = MAX_QUERY_TOP
 
 /** The named metric of an estimate of (seed, target): containment is of the target in the seed. */
 export function metricOf(e: SketchEstimate, m: MetricName): number {

@@ -1,22 +1,9 @@
 import { DsyncError } from '../errors.js'
 import { estimateSimilarity, type MetricName, type Sketch, type SketchEstimate } from '../similarity/index.js'
+import type { SimilarGroup, SimilarPair } from '../types.js'
 import type { SketchIndex } from './sketch-index.js'
 
-/** Two files similar at or above the threshold. */
-export interface SimilarPair {
-  readonly a: string
-  readonly b: string
-  readonly similarity: number
-}
-
-/** sif's Figure 3: files joined by similar pairs, each given against the group's reference. */
-export interface SimilarGroup {
-  /** the file with the most similar pairs in the group (the largest on a tie) */
-  readonly reference: string
-  /** every file, the reference first, with its similarity to the reference (1 for itself) */
-  readonly files: readonly { readonly path: string; readonly size: number; readonly similarity: number }[]
-  readonly pairs: readonly SimilarPair[]
-}
+export type { SimilarGroup, SimilarPair }
 
 /** Pair keys pack two ids in one exact number: lo · 2^26 + hi. */
 const ID_LIMIT = 2 ** 26

@@ -1,16 +1,10 @@
 import { join } from 'node:path'
 import { isDsyncError, type DsyncError } from '../errors.js'
 import { sketchPath, walkTree } from '../fs/index.js'
+import type { SketchScanResult } from '../types.js'
 import type { SketchIndex } from './sketch-index.js'
 
-/** What updateSketchIndex did. */
-export interface SketchScanResult {
-  readonly files: number
-  /** files sketched (new or changed by size or mtime) */
-  readonly filesRead: number
-  readonly bytesRead: number
-  readonly removed: number
-}
+export type { SketchScanResult }
 
 /** Files sketched per index transaction: one commit per batch, not per file. */
 const BATCH = 256

@@ -10,3 +10,4 @@ export { sessionOptions, SYNC_CHUNK_PARAMS, type SyncResult } from './session.js
 export { checkOverwrite, conflictCopyPath, type OverwriteVerdict } from './conflict.js'
 export { reconcile, digestsNeeded, type SyncPlan, type Decision, type Prefer, type Move, type Side, type ReconcileOptions } from './two-way/reconcile.js'
 export { sideState, sameVersion } from './two-way/changes.js'
+export { askSimilar, askGroups, answerQuery, groupMessages, GroupAssembler, type QueryOptions, type SimilarAnswer, type GroupSink } from './index-query.js'

@@ -2,6 +2,7 @@ import { lstat } from 'node:fs/promises'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { resolveInside } from '../fs/index.js'
 import { DEFAULT_IDLE_TIMEOUT_MS, sessionWire, withIdleTimeout, type Channel, type FileEntry, type Session } from '../net/index.js'
+import { answerQuery } from './index-query.js'
 import { runReceiver } from './receiver.js'
 import { SyncReport } from './report.js'
 import { runSender } from './sender.js'
@@ -34,11 +35,12 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
   const wire = sessionWire(peerChannel, s.version)
   const channel = withIdleTimeout(wire, o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS)
   const base = s.subdir === '' ? o.root : await resolveInside(o.root, s.subdir)
-  if (s.role === 'pull' && s.subdir !== '' && !(await isDirectory(base))) {
+  if ((s.role === 'pull' || s.role === 'query') && s.subdir !== '' && !(await isDirectory(base))) {
     // Said with the client's path, not the server's: the server's layout is its own.
     throw new DsyncError('NOT_FOUND', `/${s.subdir}: no such directory on the server; check the URL's path`)
   }
   await o.lock.hold(() => waitingNotices(channel, s.peer, o.log), o.signal, async () => {
+    if (s.role === 'query') return answerServedQuery(channel, s, base, o)
     // A dry run creates nothing here either (no directory, no state folder): withLocalTree.
     await withLocalTree(base, { create: s.role !== 'pull', dryRun: s.options.dryRun }, async (tree, store) => {
       const report = new SyncReport()
@@ -63,6 +65,18 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
       // Still under the tree's lock: the next session on the tree sees these bases.
       await peer?.record(report.events)
     })
+  })
+}
+
+/** A `query` session (§4.10): the tree's similarity index brought up to date and asked. It
+ *  holds the tree's lock as a sync does: the index is kept in the tree's store. */
+async function answerServedQuery(channel: Channel, s: Session, base: string, o: ServedSessionOptions): Promise<void> {
+  const started = Date.now()
+  let skipped = 0
+  await withLocalTree(base, { create: false, dryRun: false }, async (tree, store) => {
+    const scan = await answerQuery(channel, { root: tree, store, signal: o.signal, onSkipped: () => void skipped++ })
+    const indexed = scan === undefined ? 'index as it was' : `${scan.files} files indexed, ${scan.filesRead} read, ${skipped} unreadable`
+    o.log(`${s.peer} query /${s.subdir}: ${indexed}; ${channel.stats.bytesReceived} B in, ${channel.stats.bytesSent} B out, ${Date.now() - started} ms`)
   })
 }
 

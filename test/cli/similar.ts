@@ -4,6 +4,10 @@ import { rm, writeFile } from 'node:fs/promises'
 import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 import { runCli } from '../support/cli.js'
+import { startServer, TOKEN } from '../support/sync.js'
+import { LOCAL_RSH, REMOTE_DSYNC, runDsync } from '../support/transports.js'
+
+const SSH = ['-e', LOCAL_RSH, '--remote-dsync', REMOTE_DSYNC]
 
 /** B: A with 100 bytes replaced in every 1000 (90% kept, no whole 8 KiB chunk left). */
 function scattered(a: Uint8Array, seed: number): Uint8Array {
@@ -74,4 +78,49 @@ t.test('similar: bad input is one line with its exit code', async (t) => {
     t.equal(r.code, code, argv.join(' '))
     t.match(r.stderr, msg)
   }
+})
+
+t.test('similar and groups on a served tree: ws:// with a token file, ssh:// through -e; the same answers as locally', async (t) => {
+  const a = randomBytes(21, 120_000)
+  const files: Record<string, Uint8Array> = {
+    'docs/a.bin': a,
+    'docs/edited.bin': scattered(a, 22),
+    'other/c.bin': randomBytes(23, 50_000),
+    'other/c-copy.bin': Buffer.concat([randomBytes(23, 50_000), randomBytes(24, 1_000)]),
+  }
+  const root = await tempTree(t, files)
+  const here = await tempTree(t, { 'q.bin': scattered(a, 25) })
+  const server = await startServer(t, root)
+  const tokenFile = join(here, 'token')
+  await writeFile(tokenFile, TOKEN + '\n')
+  const q = join(here, 'q.bin')
+
+  const local = JSON.parse((await runCli(['similar', '--json', q, root])).stdout)
+  const ws = await runCli(['similar', '--json', '--token-file', tokenFile, q, server.url])
+  t.equal(ws.code, 0, ws.stderr)
+  const served = JSON.parse(ws.stdout)
+  t.equal(served.url, server.url)
+  t.same(served.results, local.results, 'the served index answers as the local one')
+  t.same(served.results.map((r: { path: string }) => r.path), ['docs/a.bin', 'docs/edited.bin'])
+  const text = await runCli(['similar', '--token-file', tokenFile, q, `${server.url}/docs`])
+  t.match(text.stdout, new RegExp(`similar to .*q\\.bin in ${server.url}/docs`))
+  t.match(text.stdout, /^\s+\d+\.\d%.*\ba\.bin\b/m)
+
+  const ssh = await runDsync(['groups', '--json', `ssh://localhost${root}`, ...SSH])
+  t.equal(ssh.code, 0, ssh.stderr)
+  const groups = JSON.parse(ssh.stdout).groups.map((g: { files: { path: string }[] }) => g.files.map((f) => f.path).sort())
+  t.same(groups, [['docs/a.bin', 'docs/edited.bin'], ['other/c-copy.bin', 'other/c.bin']])
+  const gtext = await runCli(['groups', '--token-file', tokenFile, server.url])
+  t.match(gtext.stdout, /^R 100\.0%  (docs\/a\.bin|docs\/edited\.bin)/m)
+
+  // Errors: no token (exit 7), token options on ssh (2), --top over the cap (2).
+  const noToken = await runCli(['groups', server.url])
+  t.equal(noToken.code, 7)
+  t.match(noToken.stderr, /requires a token; pass --token-file/)
+  const mixed = await runCli(['groups', '--token-file', tokenFile, `ssh://localhost${root}`])
+  t.equal(mixed.code, 2)
+  t.match(mixed.stderr, /ssh authenticates this transport/)
+  const top = await runCli(['similar', '--top', '1000', q, server.url])
+  t.equal(top.code, 2)
+  t.match(top.stderr, /from 1 to 256/)
 })

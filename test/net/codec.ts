@@ -5,6 +5,7 @@ import { DsyncError, isDsyncError } from '../../src/errors.js'
 import { fingerprintFromBytes, parseFileDigest, type FileDigest } from '../../src/hash/index.js'
 import { decode, encode, LIMITS, type FileEntry, type Message } from '../../src/net/index.js'
 import type { Chunk } from '../../src/types.js'
+import { MAX_QUERY_TOP, METRIC_NAMES } from '../../src/choices.js'
 
 const segment = fc.stringMatching(/^[a-zA-Z0-9_é -][a-zA-Z0-9._é -]{0,15}$/)
 const relPath = fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join('/'))
@@ -89,6 +90,30 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   ),
   fc.record({ t: fc.constant('done' as const), summary: fc.dictionary(name, fc.oneof(fc.nat(), fc.double({ min: -1e12, max: 1e12, noNaN: true }).map((x) => (x === 0 ? 0 : x))), { maxKeys: 10 }) }),
   fc.record({ t: fc.constant('error' as const), code, message: text }),
+  fc.record({
+    t: fc.constant('query' as const),
+    query: fc.oneof(
+      fc.record({ kind: fc.constant('similar' as const), sketch: bytes(300), metric: fc.constantFrom(...METRIC_NAMES), threshold: unit, top: fc.integer({ min: 1, max: LIMITS.maxQueryTop }), scan: fc.boolean() }),
+      fc.record({ kind: fc.constant('groups' as const), metric: fc.constantFrom(...METRIC_NAMES), threshold: unit, scan: fc.boolean() }),
+    ),
+  }),
+  fc.record(
+    {
+      t: fc.constant('similarFound' as const),
+      files: fc.array(fc.record({ path: relPath, size: fc.nat(), jaccard: unit, dice: unit, lcs: unit, containment: unit, containedIn: unit, errorBound: unit }), { maxLength: 5 }),
+      scan: fc.record({ files: fc.nat(), filesRead: fc.nat(), bytesRead: fc.nat(), removed: fc.nat() }),
+    },
+    { requiredKeys: ['t', 'files'] },
+  ),
+  fc.record(
+    {
+      t: fc.constant('groupsFound' as const),
+      pieces: fc.array(fc.record({ cont: fc.boolean(), files: fc.array(fc.record({ path: relPath, size: fc.nat(), similarity: unit }), { maxLength: 4 }), pairs: fc.array(fc.record({ a: fc.nat({ max: 9 }), b: fc.nat({ max: 9 }), similarity: unit }), { maxLength: 4 }) }), { maxLength: 4 }),
+      more: fc.boolean(),
+      scan: fc.record({ files: fc.nat(), filesRead: fc.nat(), bytesRead: fc.nat(), removed: fc.nat() }),
+    },
+    { requiredKeys: ['t', 'pieces', 'more'] },
+  ),
 )
 
 /** decode must return a message or throw BAD_MESSAGE; anything else is a bug. */
@@ -111,7 +136,7 @@ t.test('decode(encode(m)) equals m for every message type', async (t) => {
     }),
     { numRuns: 600, seed: 4 },
   )
-  t.equal(seen.size, 21, 'every message type was generated')
+  t.equal(seen.size, 24, 'every message type was generated')
 })
 
 t.test('random bytes decode to BAD_MESSAGE, never another error', async (t) => {
@@ -178,6 +203,26 @@ t.test('malformed fields and frames are refused with a message naming the field'
   t.throws(() => decode(bad({ t: 'summary', dirs: ['../up'], hashes: new Uint8Array(16) })), { message: /'summary'.*dirs\[0\]/ })
   t.throws(() => decode(bad({ t: 'summary', dirs: Array.from({ length: 1001 }, (_, i) => `d${i}`), hashes: new Uint8Array(16016) })), { message: /'summary'.*dirs has 1001 items/ })
   t.throws(() => decode(bad({ t: 'summaryWant', paths: ['a/../..'] })), { message: /'summaryWant'.*paths\[0\]/ })
+  const query = { t: 'query', kind: 'similar', metric: 'dice', threshold: 0.5, scan: true, top: 3, sketch: new Uint8Array(9) }
+  t.throws(() => decode(bad({ ...query, metric: 'cosine' })), { message: /'query'.*metric must be one of/ })
+  t.throws(() => decode(bad({ ...query, top: LIMITS.maxQueryTop + 1 })), { message: /'query'.*top/ })
+  t.throws(() => decode(bad({ ...query, threshold: 1.5 })), { message: /'query'.*threshold/ })
+  t.throws(() => decode(bad({ ...query, sketch: undefined })), { message: /'query'.*sketch/ }, 'a similar query carries its sketch')
+  t.throws(() => decode(bad({ ...query, sketch: new Uint8Array(LIMITS.maxSketchBytes + 1) })), { message: /'query'.*sketch/ })
+  const row = ['a', 1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.01]
+  t.throws(() => decode(bad({ t: 'similarFound', files: [['../up', ...row.slice(1)]] })), { message: /'similarFound'.*files\[0\]\.path/ })
+  t.throws(() => decode(bad({ t: 'similarFound', files: [['a', 1, 1.5, 0.5, 0.5, 0.5, 0.5, 0]] })), { message: /'similarFound'.*files\[0\]\[2\]/ })
+  t.throws(() => decode(bad({ t: 'similarFound', files: Array.from({ length: LIMITS.maxQueryTop + 1 }, () => row) })), { message: /'similarFound'.*files has 257 items/ })
+  t.throws(() => decode(bad({ t: 'similarFound', files: [], scan: [1, 2, 3] })), { message: /'similarFound'.*scan/ })
+  const pieces = (list: unknown): Uint8Array => {
+    const z = raw.pack(list)
+    return bad({ t: 'groupsFound', codec: 0, raw: z.length, z })
+  }
+  t.throws(() => decode(pieces([[false, [['../x', 1, 1]], []]])), { message: /'groupsFound'.*z\[0\]\.files\[0\]/ })
+  t.throws(() => decode(pieces([[false, [['a', 1, 1]], [[0, -1, 0.5]]]])), { message: /'groupsFound'.*pairs\[0\]\.b/ })
+  t.throws(() => decode(pieces([['yes', [], []]])), { message: /'groupsFound'.*cont must be a boolean/ })
+  t.throws(() => decode(pieces([[false, [], []], 7])), { message: /'groupsFound'.*z\[1\] must be \[cont, files, pairs\]/ })
+  t.equal(MAX_QUERY_TOP, LIMITS.maxQueryTop, 'the CLI\'s --top cap is the protocol\'s')
   const bundle = { t: 'bundle', ids: [1, 2], sizes: [3, 4], codec: 0, raw: 7, z: new Uint8Array(7) }
   t.same(decode(bad(bundle)), { t: 'bundle', streams: [{ id: 1, size: 3 }, { id: 2, size: 4 }], codec: 0, raw: 7, z: new Uint8Array(7), dict: 0 })
   t.throws(() => decode(bad({ ...bundle, dict: 65537 })), { message: /'bundle'.*dict/ }, 'a dictionary over the history a bundle may use')

@@ -1,13 +1,12 @@
 import { resolve } from 'node:path'
 import { DsyncError } from '../../errors.js'
-import { isSshTarget } from '../../net/index.js'
 import { pull, push, sync, type ClientOptions, type FileEvent, type SyncResult } from '../../sync/index.js'
 import type { SyncKind } from '../commands/push-pull.js'
 import { filterRules, type SyncCliOptions } from '../commands/sync-options.js'
 import type { CliContext } from '../context.js'
 import { formatCandidates, formatDecision, formatEvent, formatOutcome, formatSummary, formatTwoWayOutcome, jsonError, plural } from '../output.js'
 import { liveOutput } from '../progress.js'
-import { readOptionalFile, readToken, resolveFilters } from './session-inputs.js'
+import { connectionOptions, resolveFilters } from './session-inputs.js'
 
 /** A URL where a directory was expected: `dsync push URL DIR` with the arguments swapped. */
 const LOOKS_LIKE_URL = /^[a-z][a-z0-9+.-]*:\/\//i
@@ -22,26 +21,14 @@ function checkArgOrder(kind: SyncKind, local: string, url: string): void {
 /** The action of push, pull and sync (registered in commands/push-pull.ts). */
 export async function runSync(kind: SyncKind, local: string, url: string, o: SyncCliOptions, ctx: CliContext): Promise<void> {
   checkArgOrder(kind, local, url)
-  const ssh = isSshTarget(url)
-  if (ssh && (o.tokenFile !== undefined || o.ca !== undefined)) {
-    throw new DsyncError('USAGE', `${url}: ssh authenticates this transport; --token-file and --ca are for ws:// and wss:// servers`)
-  }
-  if (!ssh && (o.rsh !== undefined || o.remoteDsync !== undefined)) {
-    throw new DsyncError('USAGE', `${url}: -e/--rsh and --remote-dsync are for ssh://host/path or host:path`)
-  }
-  const rsh = o.rsh ?? (ctx.env['DSYNC_RSH'] || undefined)
-  const token = ssh ? null : await readToken(o.tokenFile, ctx)
-  const ca = await readOptionalFile(o.ca, ctx, 'CA certificate')
+  const connection = await connectionOptions(url, o, ctx)
   const exclude = await resolveFilters(filterRules(o), ctx)
   const human = !o.json && !o.quiet
   const live = await liveOutput(ctx, human && o.progress === true)
   // rsync's itemize: -v lists what changed, -vv every file, unchanged ones too.
   const itemize = (e: FileEvent): boolean => human && (o.verbose >= 2 || (o.verbose === 1 && e.action !== 'unchanged'))
   const opts: ClientOptions = {
-    token,
-    ...(ca && { ca }),
-    ...(rsh !== undefined && { rsh }),
-    ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
+    ...connection,
     signal: ctx.signal,
     dryRun: o.dryRun === true,
     delete: o.delete === true,
@@ -50,7 +37,6 @@ export async function runSync(kind: SyncKind, local: string, url: string, o: Syn
     threshold: o.threshold,
     metric: o.metric,
     exclude,
-    ...(o.timeout && { idleTimeoutMs: o.timeout * 1000 }),
     ...(o.bwlimit && { bytesPerSecond: o.bwlimit }),
     ...(o.compressLevel !== undefined && { compressLevel: o.compressLevel }),
     ...(kind === 'sync' && { prefer: o.prefer ?? 'keep-both', propagateDeletes: o.deletions !== false, ...(o.machine !== undefined && { machine: o.machine }) }),

@@ -4,8 +4,8 @@ import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { DsyncError } from '../../errors.js'
 import { fsError } from '../../fs/index.js'
-import { LIMITS } from '../../net/index.js'
-import type { FilterRule } from '../commands/sync-options.js'
+import { isSshTarget, LIMITS } from '../../net/index.js'
+import type { ConnectionCliOptions, FilterRule } from '../commands/sync-options.js'
 import type { CliContext } from '../context.js'
 
 /**
@@ -67,5 +67,35 @@ export async function readOptionalFile(file: string | undefined, ctx: CliContext
     return await readFile(resolve(ctx.cwd, file))
   } catch (err) {
     throw fsError(err, file, `read the ${what}`)
+  }
+}
+
+/** How to reach `url`, from the connection options (`addConnectionOptions`): the token, a CA
+ *  certificate, the ssh command, the idle timeout. A transport's options given for the other
+ *  transport are a USAGE error. */
+export interface Connection {
+  readonly token: string | null
+  readonly ca?: Uint8Array
+  readonly rsh?: string
+  readonly remoteDsync?: string
+  readonly idleTimeoutMs?: number
+}
+
+export async function connectionOptions(url: string, o: ConnectionCliOptions, ctx: CliContext): Promise<Connection> {
+  const ssh = isSshTarget(url)
+  if (ssh && (o.tokenFile !== undefined || o.ca !== undefined)) {
+    throw new DsyncError('USAGE', `${url}: ssh authenticates this transport; --token-file and --ca are for ws:// and wss:// servers`)
+  }
+  if (!ssh && (o.rsh !== undefined || o.remoteDsync !== undefined)) {
+    throw new DsyncError('USAGE', `${url}: -e/--rsh and --remote-dsync are for ssh://host/path or host:path`)
+  }
+  const rsh = o.rsh ?? (ctx.env['DSYNC_RSH'] || undefined)
+  const ca = await readOptionalFile(o.ca, ctx, 'CA certificate')
+  return {
+    token: ssh ? null : await readToken(o.tokenFile, ctx),
+    ...(ca && { ca }),
+    ...(rsh !== undefined && { rsh }),
+    ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
+    ...(o.timeout && { idleTimeoutMs: o.timeout * 1000 }),
   }
 }

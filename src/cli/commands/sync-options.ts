@@ -9,7 +9,7 @@ export interface FilterRule {
 }
 
 /** Options shared by push and pull. */
-export interface SyncCliOptions {
+export interface SyncCliOptions extends ConnectionCliOptions {
   dryRun?: boolean
   delete?: boolean
   /** The filter options share one list, in command-line order (see addSyncOptions); use
@@ -27,16 +27,10 @@ export interface SyncCliOptions {
   metric: MetricName
   checksum?: boolean
   force?: boolean
-  tokenFile?: string
-  ca?: string
-  /** --timeout, in seconds (0: none) */
-  timeout?: number
   /** --bwlimit, in bytes per second (0: none) */
   bwlimit?: number
   /** --compress-level, zstd 1–19 */
   compressLevel?: number
-  rsh?: string
-  remoteDsync?: string
   /** (sync) --prefer local|remote|newer */
   prefer?: 'local' | 'remote' | 'newer'
   /** (sync) false with --no-delete */
@@ -68,7 +62,7 @@ export function addSessionOptions(cmd: Command): Command {
     filters.push({ kind, value })
     return filters
   }
-  return cmd
+  const session = cmd
     .option('--exclude <pattern>', 'skip paths matching a gitignore-style pattern (repeatable); .dsyncignore files are read too', filter('exclude'))
     .option('--include <pattern>', 'do not skip paths matching this pattern, though an earlier --exclude matched them (gitignore "!pattern")', filter('include'))
     .option('--exclude-from <file>', 'read exclude patterns from FILE, one a line (# comments; "+ PATTERN" includes)', filter('exclude-from'))
@@ -79,11 +73,28 @@ export function addSessionOptions(cmd: Command): Command {
     .option('--json', 'print one JSON object with every file event and the totals')
     .option('--threshold <ratio>', 'send a delta when the seed is at least this similar (0.5 or 50%)', parseThreshold, DEFAULT_THRESHOLD)
     .option('--metric <name>', 'similarity metric for that rule: jaccard, dice, lcs, containment', parseMetric, DEFAULT_METRIC)
+    .option('--bwlimit <rate>', 'limit file data to RATE KiB/s (suffixes K, M, G; 0: no limit), in either direction', parseRate)
+    .option('--compress-level <n>', 'zstd level of the file data sent, 1-19 (default 3; 6 sends 1-7% less text for ~2.5x the CPU: slow links)', parseCompressLevel)
+  return addConnectionOptions(session)
+}
+
+/** How to reach a server: what every command that takes a URL has (push, pull, sync, and
+ *  similar and groups on a served tree). */
+export interface ConnectionCliOptions {
+  tokenFile?: string
+  ca?: string
+  /** --timeout, in seconds (0: none) */
+  timeout?: number
+  rsh?: string
+  remoteDsync?: string
+}
+
+/** Adds the options of ConnectionCliOptions to a command. */
+export function addConnectionOptions(cmd: Command): Command {
+  return cmd
     .option('--token-file <file>', 'file holding the shared token (default: $DSYNC_TOKEN)')
     .addOption(new Option('--ca <file>', 'PEM certificate to trust for wss:// (a self-signed server)'))
     .option('--timeout <seconds>', 'end the session when no data moves either way for this long (0: never)', parseSeconds)
-    .option('--bwlimit <rate>', 'limit file data to RATE KiB/s (suffixes K, M, G; 0: no limit), in either direction', parseRate)
-    .option('--compress-level <n>', 'zstd level of the file data sent, 1-19 (default 3; 6 sends 1-7% less text for ~2.5x the CPU: slow links)', parseCompressLevel)
     .option('-e, --rsh <command>', "ssh: the remote-shell command, e.g. 'ssh -p 2222' (default: $DSYNC_RSH, else ssh)")
     .option('--remote-dsync <command>', 'ssh: the dsync command on the remote host (default: dsync)')
 }

@@ -27,6 +27,7 @@ export {
   MIN_ANCHORS,
   DENSE_LEVEL,
   MAX_ANCHORS,
+  NO_AHEAD,
 } from './sketch.js'
 export { type SketchEstimate, estimateSimilarity } from './sketch-estimate.js'
-export { encodeSketch, decodeSketch } from './sketch-codec.js'
+export { encodeSketch, decodeSketch, type SketchFormat } from './sketch-codec.js'

@@ -8,10 +8,12 @@ import { GEAR } from '../chunk/index.js'
  * at p (the CDC Gear table; Gear's h depends on exactly the last 32 bytes once it has seen
  * them). p is sampled at level L when the top L bits of h(p) are zero: about one position in
  * 2^L, chosen by content, so two files sample the same positions inside what they share.
- * A sampled position is an anchor with two identities:
+ * A sampled position is an anchor with three identities:
  *   short = h(p):             the 32-byte window ending at p
  *   long  = (h(p), h(p − 32)): the 64-byte window ending at p (truth's unit: substrings ≥ 64)
- * Comparing both at the same positions lets the estimate correct its own edge bias
+ *   ahead = (h(p), h(p + 32)): the 64-byte window centred on p
+ * Comparing them at the same positions lets the estimate correct its own edge bias and tell a
+ * shared piece of 32–63 bytes (not shared by the truth's rule) from the end of a longer one
  * (sketch-estimate.ts). A sketch at level L holds only anchors whose h has ≥ L leading zeros,
  * so a sketch at a finer level can be cut to any coarser one, and two sketches compare at the
  * coarser of their levels.
@@ -29,6 +31,9 @@ export interface Sketch {
   readonly short: Uint32Array
   /** per anchor: the low 24 bits of h(p − 32) (the long identity is the pair) */
   readonly prior: Uint32Array
+  /** per anchor: the low 24 bits of h(p + 32), or NO_AHEAD for an anchor in the file's last 32
+   *  bytes; absent in a sketch of format 1 (older dsync, and the index's cut sketches) */
+  readonly ahead?: Uint32Array
   /** per anchor: how many sampled positions it stands for (repeats of one window merged) */
   readonly count: Uint32Array
   /** the whole content of a file too small to hold an anchor (< LONG_WINDOW bytes), else empty */
@@ -55,8 +60,11 @@ export const DENSE_LEVEL = 9
 /** Memory bound: 1 Mi anchors (12 MiB while building); files over 512 MiB are sampled sparser. */
 export const MAX_ANCHORS = 1 << 20
 
-/** Bits of h(p − 32) kept: the long key uses 21 (sketch-estimate.ts); 3 bytes on the wire. */
+/** Bits of h(p − 32) and h(p + 32) kept: the keys use 21 (sketch-estimate.ts); 3 bytes on the wire. */
 const PRIOR_MASK = 0xffffff
+
+/** `ahead` of an anchor with no 32 bytes after it (the file ends first): matches nothing. */
+export const NO_AHEAD = 0xffffffff
 
 /** Consecutive anchors checked for a repeat of the same window (runs of zeros, short periods). */
 const REPEAT_LOOKBACK = 4
@@ -79,7 +87,11 @@ export class SketchBuilder {
   #n = 0
   #short = new Uint32Array(1024)
   #prior = new Uint32Array(1024)
+  #ahead = new Uint32Array(1024)
   #count = new Uint32Array(1024)
+  /** file offsets (after the anchor's byte) of the anchors whose `ahead` is still to come, oldest
+   *  first, with their index: at most SHORT_WINDOW positions back, so a few at most */
+  #waiting: { seen: number; k: number }[] = []
   readonly #ring = new Int32Array(SHORT_WINDOW)
   #h = 0
   #pos = 0
@@ -97,6 +109,10 @@ export class SketchBuilder {
       const slot = pos & (SHORT_WINDOW - 1)
       const prior = ring[slot]!
       ring[slot] = h
+      // h is now h(p + 32) of the anchor 32 bytes back, if that position was sampled.
+      if (this.#waiting.length > 0 && this.#waiting[0]!.seen + SHORT_WINDOW === pos + 1) {
+        this.#ahead[this.#waiting.shift()!.k] = h & PRIOR_MASK
+      }
       if ((h & mask) === 0 && pos >= LONG_WINDOW - 1) {
         this.#add(h >>> 0, prior & PRIOR_MASK, pos + 1)
         mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
@@ -119,7 +135,9 @@ export class SketchBuilder {
     if (this.#n === this.#short.length) this.#grow()
     this.#short[this.#n] = short
     this.#prior[this.#n] = prior
+    this.#ahead[this.#n] = NO_AHEAD
     this.#count[this.#n] = 1
+    this.#waiting.push({ seen, k: this.#n })
     this.#n++
     if (this.#n > budget(seen)) this.#raise()
   }
@@ -133,6 +151,7 @@ export class SketchBuilder {
     }
     this.#short = larger(this.#short)
     this.#prior = larger(this.#prior)
+    this.#ahead = larger(this.#ahead)
     this.#count = larger(this.#count)
   }
 
@@ -140,14 +159,18 @@ export class SketchBuilder {
   #raise(): void {
     this.#level++
     let m = 0
+    const moved = new Map<number, number>()
     for (let k = 0; k < this.#n; k++) {
       if (Math.clz32(this.#short[k]!) < this.#level) continue
       this.#short[m] = this.#short[k]!
       this.#prior[m] = this.#prior[k]!
+      this.#ahead[m] = this.#ahead[k]!
       this.#count[m] = this.#count[k]!
+      moved.set(k, m)
       m++
     }
     this.#n = m
+    this.#waiting = this.#waiting.filter((w) => moved.has(w.k)).map((w) => ({ seen: w.seen, k: moved.get(w.k)! }))
   }
 
   /** The sketch of everything fed so far. */
@@ -158,6 +181,7 @@ export class SketchBuilder {
       level: this.#level,
       short: this.#short.slice(0, n),
       prior: this.#prior.slice(0, n),
+      ahead: this.#ahead.slice(0, n),
       count: this.#count.slice(0, n),
       tiny: this.#pos < LONG_WINDOW ? this.#head.slice(0, this.#pos) : new Uint8Array(0),
     }
@@ -184,5 +208,6 @@ export function atLevel(s: Sketch, level: number): Sketch {
   const keep: number[] = []
   for (let k = 0; k < s.short.length; k++) if (Math.clz32(s.short[k]!) >= level) keep.push(k)
   const pick = (a: Uint32Array): Uint32Array => Uint32Array.from(keep, (k) => a[k]!)
-  return { size: s.size, level, short: pick(s.short), prior: pick(s.prior), count: pick(s.count), tiny: s.tiny }
+  const cut = { size: s.size, level, short: pick(s.short), prior: pick(s.prior), count: pick(s.count), tiny: s.tiny }
+  return s.ahead === undefined ? cut : { ...cut, ahead: pick(s.ahead) }
 }

@@ -142,7 +142,9 @@ export class SketchIndex {
       this.#meta.put(0, id + 1)
       this.#paths.put(id, path)
     }
-    const body = encodeSketch(sketch)
+    // Format 1: the index keeps no centred windows (3 bytes an anchor; `similar` and `groups`
+    // estimate as before from it, with their wider bound).
+    const body = encodeSketch(sketch, 1)
     const buf = Buffer.allocUnsafe(HEADER + body.length)
     buf.writeUInt32LE(id, 0)
     buf.writeDoubleLE(size, 4)

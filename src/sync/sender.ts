@@ -6,7 +6,7 @@ import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
 import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
-import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { probeAnchorKeys, probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
 import { digestBytes, FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
 import { encodeSketch, sketchBytes, sketchStream } from '../similarity/index.js'
@@ -50,6 +50,17 @@ const SAMPLE_ABOVE_CHUNKS = 256
  * rule anyway) with 1/10.
  */
 const PROBE_KEYS = 8
+
+/**
+ * Sketch anchors in a probe (PROTOCOL.md §4.6): one per 8 KiB of the file, 8 to 32 (4 bytes
+ * each). The receiver's index posts about one anchor per 8 KiB of a file, so a 256 KiB file's
+ * 32 highest anchors are the ones its base would have posted. Edits every ~100 bytes keeping a
+ * quarter of the base leave a 64-byte window whole at ~7% of positions: 8 anchors then all miss
+ * with probability 0.93^8 = 56%, 32 with 10% (bench/seeds.ts, scattered at 25%).
+ */
+function probeAnchorCount(size: number): number {
+  return Math.min(32, Math.max(PROBE_KEYS, Math.round(size / 8192)))
+}
 /** A list of at most this many chunks (≤ 16 × 20 bytes) goes instead of a probe asked for: it
  *  costs about as much, and saves the receiver a round trip if it finds a seed. */
 const PROBE_ABOVE_CHUNKS = 16
@@ -432,7 +443,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       probed.add(msg.id)
       // A version-3 receiver also looks the file up by its similarity sketch's anchors, which
       // edits closer than a chunk leave in place (a 256 KiB file: ~2 ms of sketching).
-      const anchors = bundle !== undefined ? await sketchAnchors(msg.path) : undefined
+      const anchors = bundle !== undefined ? await sketchAnchors(msg.path, probeAnchorCount(rec.size)) : undefined
       out.post({
         t: 'probe', id: msg.id, size: rec.size, keys: probeKeys(rec.chunks),
         ...(msg.digest === true && { digest: rec.digest }), ...(anchors !== undefined && { anchors }),
@@ -444,11 +455,11 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /** A probe's anchors (PROTOCOL.md §4.6): the sketch's top posting keys, from the bytes read
    *  for the file's record when they are still kept, else read again; undefined when the file
    *  cannot be read now (the probe goes without them). */
-  const sketchAnchors = async (path: string): Promise<number[] | undefined> => {
+  const sketchAnchors = async (path: string, n: number): Promise<number[] | undefined> => {
     try {
       const kept = files.keptContent(path)
       const sketch = kept !== undefined ? sketchBytes(kept) : await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true }))
-      return probeAnchorKeys(sketch, PROBE_KEYS)
+      return probeAnchorKeys(sketch, n)
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED') throw err
       return undefined // Policy: no anchors; the keys alone, as an older sender's probe.
@@ -484,7 +495,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     try {
       const e = files.get(path)
       if (e !== undefined && e.size <= SKETCH_MAX_FILE_BYTES) {
-        sketch = encodeSketch(await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })))
+        // Format 2 (each anchor's centred window) to a receiver of version 5 on; it reads both.
+        const format = (d.version ?? PROTOCOL_VERSION) >= QUERY_PROTOCOL_VERSION ? 2 : 1
+        sketch = encodeSketch(await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })), format)
       }
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK') throw err

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
-import { estimateSimilarity, sketchBytes, type SketchEstimate } from '../../src/similarity/index.js'
+import { decodeSketch, encodeSketch, estimateSimilarity, sketchBytes, type SketchEstimate } from '../../src/similarity/index.js'
 import { randomBytes } from '../support/random.js'
 
 const METRICS = ['jaccard', 'dice', 'lcs', 'containmentAinB', 'containmentBinA'] as const
@@ -67,6 +67,46 @@ t.test('known cases: a file inside another, 100-byte scattered edits, reordered 
   const reversed = estimateSimilarity(sketchBytes(a), sketchBytes(concat(...blocks)))
   near(t, reversed, 'dice', 1, 'reversed blocks')
   t.ok(reversed.lcs < 0.05, `reversed blocks: lcs ${pts(reversed.lcs)}`)
+})
+
+t.test('pieces of 32–63 bytes are not shared by the truth\'s rule: read near 0, not as shared; pieces of 64+ read whole', async (t) => {
+  const a = randomBytes(51, 300_000)
+  // B: A's bytes in pieces of `len`, each followed by 100 new bytes.
+  const cut = (len: number, seed: number): Uint8Array => {
+    const parts: Uint8Array[] = []
+    for (let p = 0; p < a.length; p += len + 100) parts.push(a.subarray(p, p + len), randomBytes(seed + p, 100))
+    return concat(...parts)
+  }
+  for (const len of [40, 48, 56]) {
+    // With format 1 every such piece counts (len − 31)·63/32 bytes (56: 31% of B); the centred
+    // windows weigh it 3/4 of that (UNSURE_EDGE), and the pieces of 64+ whole.
+    const b = sketchBytes(cut(len, len))
+    const e = estimateSimilarity(sketchBytes(a), b).containmentBinA
+    const before = estimateSimilarity(sketchBytes(a), decodeSketch(encodeSketch(b, 1))).containmentBinA
+    t.ok(Math.abs(e - 0.75 * before) < 0.005 && before > 0.1, `pieces of ${len}: ${pts(e)} of B read as shared (truth 0; format 1 ${pts(before)})`)
+  }
+  const parts: Uint8Array[] = []
+  let truthBytes = 0
+  let p = 0
+  for (let k = 0; p < a.length; k++) {
+    const len = 32 + (k % 65)
+    parts.push(a.subarray(p, p + len), randomBytes(900 + k, 100))
+    if (len >= 64) truthBytes += Math.min(len, a.length - p)
+    p += len + 100
+  }
+  // Pieces spread evenly over 32–96 bytes (scattered edits keeping 10–25%): about half of format 1's bias left.
+  const spread = sketchBytes(concat(...parts))
+  const truth = truthBytes / spread.size
+  const e = estimateSimilarity(sketchBytes(a), spread).containmentBinA
+  const before = estimateSimilarity(sketchBytes(a), decodeSketch(encodeSketch(spread, 1))).containmentBinA
+  t.ok(before - truth > 0.06 && e - truth < 0.7 * (before - truth) && e > truth - 0.03, `pieces of 32–96: ${pts(e)} (format 1 ${pts(before)}), truth ${pts(truth)}`)
+  for (const len of [100, 200]) {
+    const b = cut(len, len)
+    near(t, estimateSimilarity(sketchBytes(a), sketchBytes(b)), 'containmentBinA', len / (len + 100), `pieces of ${len}`)
+  }
+  // Sketches of format 1 (an older peer) on either side: the estimate as before, every short-only hit an edge.
+  const e56 = estimateSimilarity(sketchBytes(a), decodeSketch(encodeSketch(sketchBytes(cut(56, 56)), 1)))
+  t.ok(e56.containmentBinA > 0.25, `format 1: pieces of 56 read ${pts(e56.containmentBinA)}, as before`)
 })
 
 t.test('a small file against a big one compares at the big one\'s level, with a wider bound', async (t) => {

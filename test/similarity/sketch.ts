@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { atLevel, MAX_ANCHORS, MIN_ANCHORS, SketchBuilder, sketchBytes, sketchStream } from '../../src/similarity/index.js'
+import { GEAR } from '../../src/chunk/index.js'
+import { atLevel, LONG_WINDOW, MAX_ANCHORS, MIN_ANCHORS, NO_AHEAD, SketchBuilder, sketchBytes, sketchStream } from '../../src/similarity/index.js'
 import { randomBytes, splitStream } from '../support/random.js'
 
 t.test('the same sketch for any split of the input', async (t) => {
@@ -50,4 +51,26 @@ t.test('atLevel keeps exactly the anchors with enough leading zero bits', async 
   t.ok(c.short.every((h) => Math.clz32(h) >= s.level + 2))
   t.equal(c.short.length, s.short.filter((h) => Math.clz32(h) >= s.level + 2).length)
   t.equal(atLevel(s, s.level), s)
+})
+
+t.test('each anchor carries h(p − 32) and h(p + 32) (NO_AHEAD in the last 32 bytes), as a plain Gear pass finds them', async (t) => {
+  for (const [seed, n] of [[41, 5000], [42, 200_000], [43, 70]] as const) {
+    const data = randomBytes(seed, n)
+    const s = sketchBytes(data)
+    // Gear's h at every position, by the definition.
+    const h = new Uint32Array(n)
+    let v = 0
+    for (let p = 0; p < n; p++) h[p] = v = ((v << 1) + GEAR[data[p]!]!) >>> 0
+    const want = { short: [] as number[], prior: [] as number[], ahead: [] as number[] }
+    for (let p = LONG_WINDOW - 1; p < n; p++) {
+      if (Math.clz32(h[p]!) < s.level) continue
+      want.short.push(h[p]!)
+      want.prior.push(h[p - 32]! & 0xffffff)
+      want.ahead.push(p + 32 < n ? h[p + 32]! & 0xffffff : NO_AHEAD)
+    }
+    t.same([...s.short], want.short, `${n} bytes: the anchors`)
+    t.same([...s.prior], want.prior, `${n} bytes: h(p − 32)`)
+    t.same([...s.ahead!], want.ahead, `${n} bytes: h(p + 32)`)
+    if (n < 100) t.ok(want.ahead.includes(NO_AHEAD), 'a small file samples every position: its last 32 have no h(p + 32)')
+  }
 })

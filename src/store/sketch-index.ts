@@ -10,11 +10,17 @@ import { atLevel, decodeSketch, encodeSketch, type Sketch } from '../similarity/
  *   sketch-paths     id → path
  *   sketch-postings  anchor key (u32) → ids (dupSort: a sorted set of 4-byte ids per key)
  *   sketch-meta      next id
- * Only anchors with POST_EXTRA_LEVEL more leading zero bits than the file's level are posted
- * (1 in 4 of its indexed sketch: ~24 keys for a small file, one per 8 KiB of a big one): enough to
- * find a file that shares a tenth of its bytes, and the postings stay a fraction of the sketches.
+ * A file posts the keys of its highest anchors (postedKeys): POSTED_MIN for a small file, one per
+ * POSTED_BYTES of a big one.
  */
-export const POST_EXTRA_LEVEL = 2
+export const POSTED_MIN = 24
+/**
+ * One posted anchor per 4 KiB of a big file. At one per 8 KiB, a 256 KiB file edited every ~100
+ * bytes keeping a quarter of it (7% of its 64-byte windows left whole) was missed by its probe
+ * 2 times in 5 (bench/seeds.ts, scattered at 25%): 32 keys on each side leave ~2 in common; 64
+ * leave ~4 (all missed with probability ~2%). Small files post as many as before (~1 per 700 B).
+ */
+export const POSTED_BYTES = 4096
 
 /**
  * A key held by more files than this says little about which files are similar (a license
@@ -63,9 +69,9 @@ function postingKey(short: number, prior: number): number {
 
 /**
  * A few posting keys to look a file up by (a probe: PROTOCOL.md §4.6): those of its `n` anchors
- * with the most leading zero bits, the ones an index posts first (postedKeys posts every anchor
- * above a level), so a file holding that anchor has it posted unless it is far larger. Distinct,
- * highest level first.
+ * with the most leading zero bits, the ones an index posts first (postedKeys posts a file's
+ * highest anchors), so a file holding that anchor has it posted unless it is far larger.
+ * Distinct, highest level first.
  */
 export function probeAnchorKeys(s: Sketch, n: number): number[] {
   const order = [...s.short.keys()].sort((a, b) => Math.clz32(s.short[b]!) - Math.clz32(s.short[a]!) || s.short[a]! - s.short[b]!)
@@ -78,12 +84,15 @@ export function probeAnchorKeys(s: Sketch, n: number): number[] {
   return keys
 }
 
-/** The distinct posting keys of a sketch. */
+/** The keys a file is posted under: those of its highest anchors (probeAnchorKeys' order). */
 function postedKeys(s: Sketch): number[] {
-  const keys = new Set<number>()
-  const level = s.level + POST_EXTRA_LEVEL
-  for (let k = 0; k < s.short.length; k++) if (Math.clz32(s.short[k]!) >= level) keys.add(postingKey(s.short[k]!, s.prior[k]!))
-  return [...keys]
+  return probeAnchorKeys(s, Math.max(POSTED_MIN, Math.ceil(s.size / POSTED_BYTES)))
+}
+
+/** The keys of every anchor of a sketch: a superset of what any rule has posted for it, so an
+ *  entry made by an older dsync (another postedKeys) leaves no posting behind when it goes. */
+function anchorKeys(s: Sketch): number[] {
+  return Array.from(s.short, (short, k) => postingKey(short, s.prior[k]!))
 }
 
 export class SketchIndex {
@@ -136,7 +145,7 @@ export class SketchIndex {
     let id: number
     if (old !== undefined) {
       id = old.readUInt32LE(0)
-      for (const key of postedKeys(decodeSketch(old.subarray(HEADER)))) this.#postings.remove(key, id)
+      for (const key of anchorKeys(decodeSketch(old.subarray(HEADER)))) this.#postings.remove(key, id)
     } else {
       id = Number(this.#meta.get(0) ?? 1)
       this.#meta.put(0, id + 1)
@@ -161,7 +170,7 @@ export class SketchIndex {
         const old = this.#files.get(path)
         if (old === undefined) continue
         const id = old.readUInt32LE(0)
-        for (const key of postedKeys(decodeSketch(old.subarray(HEADER)))) this.#postings.remove(key, id)
+        for (const key of anchorKeys(decodeSketch(old.subarray(HEADER)))) this.#postings.remove(key, id)
         this.#paths.remove(id)
         this.#files.remove(path)
       }

@@ -7,7 +7,7 @@ import { lstatSync } from 'node:fs'
 import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
-import { probeAnchorKeys, probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
+import { POSTED_BYTES, probeAnchorKeys, probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
 import { digestBytes, FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
 import { encodeSketch, sketchBytes, sketchStream } from '../similarity/index.js'
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
@@ -52,14 +52,14 @@ const SAMPLE_ABOVE_CHUNKS = 256
 const PROBE_KEYS = 8
 
 /**
- * Sketch anchors in a probe (PROTOCOL.md §4.6): one per 8 KiB of the file, 8 to 32 (4 bytes
- * each). The receiver's index posts about one anchor per 8 KiB of a file, so a 256 KiB file's
- * 32 highest anchors are the ones its base would have posted. Edits every ~100 bytes keeping a
- * quarter of the base leave a 64-byte window whole at ~7% of positions: 8 anchors then all miss
- * with probability 0.93^8 = 56%, 32 with 10% (bench/seeds.ts, scattered at 25%).
+ * Sketch anchors in a probe (PROTOCOL.md §4.6): one per 4 KiB of the file, 8 to 64 (4 bytes
+ * each): the receiver's index posts a file's highest anchors, one per 4 KiB of a big file
+ * (POSTED_BYTES), so these are the ones its base would have posted. Edits every ~100 bytes
+ * keeping a quarter of the base leave a 64-byte window whole at ~7% of positions: 8 anchors then
+ * all miss with probability 0.93^8 = 56%, 64 with 1-2% (bench/seeds.ts, scattered at 25%).
  */
 function probeAnchorCount(size: number): number {
-  return Math.min(32, Math.max(PROBE_KEYS, Math.round(size / 8192)))
+  return Math.min(LIMITS.maxProbeKeys, Math.max(PROBE_KEYS, Math.round(size / POSTED_BYTES)))
 }
 /** A list of at most this many chunks (≤ 16 × 20 bytes) goes instead of a probe asked for: it
  *  costs about as much, and saves the receiver a round trip if it finds a seed. */

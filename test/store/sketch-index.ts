@@ -1,7 +1,7 @@
 import t from 'tap'
 import { chunkParams } from '../../src/chunk/index.js'
 import { sketchBytes } from '../../src/similarity/index.js'
-import { INDEX_ANCHORS, indexedSketch, Store } from '../../src/store/index.js'
+import { INDEX_ANCHORS, indexedSketch, POSTED_BYTES, POSTED_MIN, probeAnchorKeys, Store } from '../../src/store/index.js'
 import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 
@@ -37,4 +37,25 @@ t.test('the index keeps a sketch cut to a coarser level, never more than its bud
   t.ok(small.short.length <= INDEX_ANCHORS && small.short.length > INDEX_ANCHORS / 4, `${small.short.length} anchors`)
   const big = indexedSketch(sketchBytes(randomBytes(5, 4 << 20)))
   t.ok(big.short.length <= 2048 && big.short.length > 1000, `4 MiB: ${big.short.length} anchors`)
+})
+
+t.test('a file is posted under its highest anchors: POSTED_MIN for a small one, one per POSTED_BYTES of a big one; a probe of them finds it', async (t) => {
+  const dir = await tempTree(t)
+  const store = await Store.open(dir, { params: chunkParams() })
+  t.teardown(() => store.close())
+  const index = store.sketchIndex()
+  const big = randomBytes(61, 512 * 1024)
+  const small = randomBytes(62, 16 * 1024)
+  await index.putMany([
+    { path: 'big', size: big.length, mtimeMs: 1, sketch: sketchBytes(big) },
+    { path: 'small', size: small.length, mtimeMs: 1, sketch: sketchBytes(small) },
+  ])
+  const hits = (data: Uint8Array, n: number): number[] => [...index.candidatesOfKeys(probeAnchorKeys(sketchBytes(data), n)).values()]
+  t.same(hits(big, 1024), [big.length / POSTED_BYTES], 'a 512 KiB file: 128 keys posted')
+  t.same(hits(small, 1024), [POSTED_MIN], 'a 16 KiB file: POSTED_MIN keys')
+  // The probe's highest anchors are the posted ones: every one of them hits.
+  t.same(hits(big, 64), [64])
+  // Entries of an older rule (any subset of the sketch's anchors) leave nothing behind.
+  await index.putMany([{ path: 'big', size: 10, mtimeMs: 2, sketch: sketchBytes(randomBytes(63, 10)) }])
+  t.same(hits(big, 1024), [])
 })

@@ -10,10 +10,11 @@ import { atLevel, decodeSketch, encodeSketch, type Sketch } from '../similarity/
  *   sketch-paths     id → path
  *   sketch-postings  anchor key (u32) → ids (dupSort: a sorted set of 4-byte ids per key)
  *   sketch-meta      next id
- * A file posts the keys of its highest anchors (postedKeys): POSTED_MIN for a small file, one per
- * POSTED_BYTES of a big one.
+ * A file posts the keys of its highest anchors (postedKeys): POSTED_MIN for a small file (about
+ * what 1 anchor in 4 of its cut sketch was before; bench/sif-index.ts, 100,000 files of ~8 KiB:
+ * 24 made the index 20% larger), one per POSTED_BYTES of a big one.
  */
-export const POSTED_MIN = 24
+export const POSTED_MIN = 16
 /**
  * One posted anchor per 4 KiB of a big file. At one per 8 KiB, a 256 KiB file edited every ~100
  * bytes keeping a quarter of it (7% of its 64-byte windows left whole) was missed by its probe

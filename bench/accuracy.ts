@@ -7,7 +7,7 @@
  */
 import { cdcCutter, chunkBytes, chunkParams } from '../src/chunk/index.js'
 import { compare, estimateSimilarity, profile, sketchBytes, METRIC_NAMES, type MetricName } from '../src/similarity/index.js'
-import { encodeSketch } from '../src/similarity/index.js'
+import { decodeSketch, encodeSketch, type SketchEstimate } from '../src/similarity/index.js'
 import { editedPair, loadCorpus, PATTERNS, type DataKind, type EditedPair, type PatternName } from './support/edit-patterns.js'
 import { KiB, MiB, seededBytes } from './support/data.js'
 import { printEnvironment, printTable, type Cell } from './support/table.js'
@@ -23,6 +23,8 @@ interface Row {
   readonly truth: Scores
   readonly old: Scores
   readonly sketch: Scores
+  /** the sketch of format 1 (no centred windows: what dsync before protocol 5 sends, and the index keeps) */
+  readonly format1: Scores
   readonly bound: number
   readonly bBytes: number
 }
@@ -38,9 +40,15 @@ function oldOf(p: EditedPair): Scores {
   return { jaccard: r.jaccard, dice: r.dice, lcs: r.lcs, containment: r.containmentBinA }
 }
 
-function sketchOf(p: EditedPair): { scores: Scores; bound: number } {
-  const r = estimateSimilarity(sketchBytes(p.a), sketchBytes(p.b))
-  return { scores: { jaccard: r.jaccard, dice: r.dice, lcs: r.lcs, containment: r.containmentBinA }, bound: r.errorBound }
+function scoresOf(r: SketchEstimate): Scores {
+  return { jaccard: r.jaccard, dice: r.dice, lcs: r.lcs, containment: r.containmentBinA }
+}
+
+function sketchOf(p: EditedPair): { scores: Scores; format1: Scores; bound: number } {
+  const [sa, sb] = [sketchBytes(p.a), sketchBytes(p.b)]
+  const r = estimateSimilarity(sa, sb)
+  const f1 = estimateSimilarity(decodeSketch(encodeSketch(sa, 1)), decodeSketch(encodeSketch(sb, 1)))
+  return { scores: scoresOf(r), format1: scoresOf(f1), bound: r.errorBound }
 }
 
 const KEEPS = [0.1, 0.25, 0.5, 0.75, 0.9]
@@ -59,7 +67,7 @@ function measure(sizes: readonly number[]): Row[] {
           for (let r = 0; r < repeats; r++) {
             const p = editedPair(pattern, kind, size, keep, seed++, text)
             const s = sketchOf(p)
-            rows.push({ pattern, kind, size, keep, truth: truthOf(p), old: oldOf(p), sketch: s.scores, bound: s.bound, bBytes: p.b.length })
+            rows.push({ pattern, kind, size, keep, truth: truthOf(p), old: oldOf(p), sketch: s.scores, format1: s.format1, bound: s.bound, bBytes: p.b.length })
           }
         }
       }
@@ -85,7 +93,7 @@ function printPairs(rows: readonly Row[], size: number): void {
   )
 }
 
-function mae(rows: readonly Row[], which: 'old' | 'sketch', m: MetricName): number {
+function mae(rows: readonly Row[], which: 'old' | 'sketch' | 'format1', m: MetricName): number {
   return rows.length === 0 ? 0 : pts(rows.reduce((s, r) => s + Math.abs(r[which][m] - r.truth[m]), 0) / rows.length)
 }
 
@@ -106,6 +114,21 @@ function printMae(rows: readonly Row[], sizes: readonly number[]): void {
   printTable(
     'MAE against the truth, points (old: 8 KiB CDC chunks; sketch: src/similarity/sketch.ts); goal ≤ 3 per metric and pattern',
     ['pattern', 'pairs', 'old jac', 'old dice', 'old lcs', 'old cont', 'new jac', 'new dice', 'new lcs', 'new cont', 'new max err'],
+    table,
+  )
+}
+
+/** The centred windows' worth, in the same run: sketches of format 1 against format 2. */
+function printFormats(rows: readonly Row[]): void {
+  const wrong = (which: 'sketch' | 'format1', m: MetricName): number => rows.filter((r) => r[which][m] >= 0.5 !== r.truth[m] >= 0.5).length
+  const table: Cell[][] = PATTERNS.map((p) => {
+    const rs = rows.filter((r) => r.pattern === p)
+    return [p, ...METRIC_NAMES.map((m) => mae(rs, 'format1', m)), ...METRIC_NAMES.map((m) => mae(rs, 'sketch', m))]
+  })
+  table.push(['wrong calls (≥ 50%)', ...METRIC_NAMES.map((m) => wrong('format1', m)), ...METRIC_NAMES.map((m) => wrong('sketch', m))])
+  printTable(
+    'Sketch format 1 (no centred windows) vs format 2, MAE in points per pattern, then the rules\' wrong calls',
+    ['pattern', 'f1 jac', 'f1 dice', 'f1 lcs', 'f1 cont', 'f2 jac', 'f2 dice', 'f2 lcs', 'f2 cont'],
     table,
   )
 }
@@ -153,6 +176,7 @@ export async function run(): Promise<void> {
   const rows = measure(sizes)
   printPairs(rows, quick ? 64 * KiB : MiB)
   printMae(rows, sizes)
+  printFormats(rows)
   printRules(rows)
   if (!quick) await printSpeed()
 }

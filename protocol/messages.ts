@@ -69,8 +69,10 @@ export const LIMITS = Object.freeze({
   maxSignatureBytes: 3 * MiB,
   /** `query.top`: files in a `similarFound` (a query estimates at most this many candidates). */
   maxQueryTop: 256,
-  /** Files, and pairs, of one group of a `groupsFound` answer (its pieces together). */
+  /** Files and pairs of one group of a `groupsFound` answer (its pieces together), and the
+   *  bytes of its files' paths: what a client holds while it puts a group together. */
   maxGroupRows: 1_000_000,
+  maxGroupPathBytes: 64 * MiB,
   /** Keys in a `probe` (4 bytes each). */
   maxProbeKeys: 64,
   /** `sketch.sketch` length (a sketch is asked only for files up to 64 MiB: ~1 MiB of sketch). */

@@ -38,8 +38,11 @@ export function findSimilar(
 ): SimilarFile[] {
   const ranked = [...index.candidates(query)].sort((x, y) => y[1] - x[1] || x[0] - y[0])
   const out: SimilarFile[] = []
+  let estimated = 0
   for (const [id] of ranked) {
-    if (out.length >= MAX_ESTIMATED) break
+    // Counted as examined, not as kept: a threshold no candidate reaches must not make a query
+    // estimate every file that shares a key.
+    if (estimated++ >= MAX_ESTIMATED) break
     const path = index.pathOf(id)
     if (path === undefined || (opts.include !== undefined && !opts.include(path))) continue
     const s = index.sketchOf(id)

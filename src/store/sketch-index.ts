@@ -76,13 +76,12 @@ function postingKey(short: number, prior: number): number {
  */
 export function probeAnchorKeys(s: Sketch, n: number): number[] {
   const order = [...s.short.keys()].sort((a, b) => Math.clz32(s.short[b]!) - Math.clz32(s.short[a]!) || s.short[a]! - s.short[b]!)
-  const keys: number[] = []
+  const keys = new Set<number>()
   for (const k of order) {
-    const key = postingKey(s.short[k]!, s.prior[k]!)
-    if (!keys.includes(key)) keys.push(key)
-    if (keys.length === n) break
+    keys.add(postingKey(s.short[k]!, s.prior[k]!))
+    if (keys.size === n) break
   }
-  return keys
+  return [...keys]
 }
 
 /** The keys a file is posted under: those of its highest anchors (probeAnchorKeys' order). */

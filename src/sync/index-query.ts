@@ -4,6 +4,7 @@ import { atLevel, decodeSketch, encodeSketch, type MetricName, type Sketch } fro
 import { findSimilar, groupSimilar, updateSketchIndex, type Store } from '../store/index.js'
 import type { SimilarFile, SimilarGroup, SketchScanResult } from '../types.js'
 import { sessionOptions } from './session.js'
+import { SessionScope, sessionError } from './session-scope.js'
 
 /**
  * The `query` role (PROTOCOL.md §4.10): `dsync similar FILE URL` and `dsync groups URL` ask a
@@ -17,20 +18,42 @@ import { sessionOptions } from './session.js'
 const ROWS_PER_MESSAGE = 4096
 const PATH_BYTES_PER_MESSAGE = 1 << 20
 
-/** The server's side: answers the session's one query on the tree at `root`. */
+/**
+ * The server's side: answers the session's one query on the tree at `root`. The session ends
+ * with the client: reading goes on while the server scans and answers (the client says nothing
+ * more), so a client that leaves stops the scan and frees the tree at once, and the channel's
+ * idle timer keeps running while an answer waits on a client that stopped reading.
+ */
 export async function answerQuery(
   channel: Channel,
   deps: { readonly root: string; readonly store: Store; readonly signal: AbortSignal; readonly onSkipped?: (err: DsyncError) => void },
 ): Promise<SketchScanResult | undefined> {
-  // The first message alone; leaving the loop ends the channel's iterator (and its idle timer).
-  let msg: Message | undefined
-  for await (const m of channel.messages()) {
-    msg = m
-    break
+  const inbox = channel.messages()[Symbol.asyncIterator]()
+  const first = await inbox.next()
+  if (first.done === true) throw new DsyncError('NETWORK', 'the client left before it asked its query')
+  const msg = first.value
+  if (msg.t !== 'query') {
+    await inbox.return?.() // ends the reading (and the channel's idle timer) here
+    throw new DsyncError('BAD_MESSAGE', `expected 'query' first in a query session, got '${msg.t}'`)
   }
-  if (msg === undefined) throw new DsyncError('NETWORK', 'the client left before it asked its query')
-  if (msg.t !== 'query') throw new DsyncError('BAD_MESSAGE', `expected 'query' first in a query session, got '${msg.t}'`)
-  const q = msg.query
+  const scope = new SessionScope(deps.signal, (err) => channel.fail(sessionError(err, 'query')))
+  scope.spawn(async () => {
+    const next = await inbox.next()
+    if (next.done === true) throw new DsyncError('NETWORK', 'the client left before the answer')
+    throw new DsyncError('BAD_MESSAGE', `expected nothing after 'query', got '${next.value.t}'`)
+  })
+  try {
+    return await answer(channel, msg.query, { ...deps, signal: scope.signal })
+  } catch (err) {
+    throw scope.failure ?? err
+  }
+}
+
+async function answer(
+  channel: Channel,
+  q: IndexQuery,
+  deps: { readonly root: string; readonly store: Store; readonly signal: AbortSignal; readonly onSkipped?: (err: DsyncError) => void },
+): Promise<SketchScanResult | undefined> {
   const index = deps.store.sketchIndex()
   // A file the server cannot read is left out of the index, as locally (`dsync similar` warns).
   const onError = deps.onSkipped ?? ((): void => undefined)
@@ -43,11 +66,32 @@ export async function answerQuery(
     return scan
   }
   const scan = await update()
-  const messages = groupMessages(groupSimilar(index, { metric: q.metric, threshold: q.threshold }))
+  const groups = groupSimilar(index, { metric: q.metric, threshold: q.threshold }).map(withinLimits)
+  const cut = groups.filter((g) => g.cut).length
+  if (cut > 0) await channel.send({ t: 'notice', message: `${cut} group(s) too large to send whole were cut to their first ${LIMITS.maxGroupRows} files and pairs (or ${LIMITS.maxGroupPathBytes >> 20} MiB of paths); raise --threshold` })
+  const messages = groupMessages(groups.map((g) => g.group))
   for (let i = 0; i < messages.length; i++) {
+    deps.signal.throwIfAborted()
     await channel.send({ t: 'groupsFound', pieces: messages[i]!, more: i < messages.length - 1, ...(i === 0 && scan && { scan }) })
   }
   return scan
+}
+
+/** A group as the client may hold it (LIMITS.maxGroupRows, maxGroupPathBytes): its pairs
+ *  dropped first, then its last files. */
+function withinLimits(g: SimilarGroup): { group: SimilarGroup; cut: boolean } {
+  let rows = 0
+  let bytes = 0
+  const files: SimilarGroup['files'][number][] = []
+  for (const f of g.files) {
+    bytes += Buffer.byteLength(f.path)
+    if (++rows > LIMITS.maxGroupRows || bytes > LIMITS.maxGroupPathBytes) break
+    files.push(f)
+  }
+  const kept = new Set(files.map((f) => f.path))
+  const pairs = g.pairs.filter((p) => kept.has(p.a) && kept.has(p.b)).slice(0, Math.max(0, LIMITS.maxGroupRows - files.length))
+  const cut = files.length < g.files.length || pairs.length < g.pairs.length
+  return { group: cut ? { reference: g.reference, files, pairs } : g, cut }
 }
 
 function querySketch(bytes: Uint8Array): Sketch {
@@ -118,6 +162,7 @@ class BadAnswer extends DsyncError {
 export class GroupAssembler {
   #files: { path: string; size: number; similarity: number }[] = []
   #pairs: { a: string; b: string; similarity: number }[] = []
+  #pathBytes = 0
 
   constructor(readonly onGroup: (g: SimilarGroup) => void) {}
 
@@ -127,6 +172,10 @@ export class GroupAssembler {
       else if (this.#files.length === 0) throw new BadAnswer("malformed 'groupsFound' message: a piece goes on with no group before it")
       if (this.#files.length + this.#pairs.length + p.files.length + p.pairs.length > LIMITS.maxGroupRows) {
         throw new BadAnswer(`malformed 'groupsFound' message: a group of more than ${LIMITS.maxGroupRows} files and pairs`)
+      }
+      for (const f of p.files) this.#pathBytes += Buffer.byteLength(f.path)
+      if (this.#pathBytes > LIMITS.maxGroupPathBytes) {
+        throw new BadAnswer(`malformed 'groupsFound' message: a group with more than ${LIMITS.maxGroupPathBytes >> 20} MiB of paths`)
       }
       this.#files.push(...p.files)
       for (const q of p.pairs) {
@@ -143,6 +192,7 @@ export class GroupAssembler {
     this.onGroup({ reference: this.#files[0]!.path, files: this.#files, pairs: this.#pairs })
     this.#files = []
     this.#pairs = []
+    this.#pathBytes = 0
   }
 }
 
@@ -168,10 +218,11 @@ export interface SimilarAnswer {
   readonly scan: SketchScanResult | undefined
 }
 
-/** A sketch cut to a coarser level until it fits in a `query` (files over ~384 MiB). */
+/** A sketch cut to a coarser level until it fits in a `query` (files over ~192 MiB). Format 1:
+ *  the server's index keeps no centred windows, so they would be 3 bytes an anchor for nothing. */
 function fitSketch(sketch: Sketch): Uint8Array {
   for (let s = sketch; ; s = atLevel(s, s.level + 1)) {
-    const bytes = encodeSketch(s)
+    const bytes = encodeSketch(s, 1)
     if (bytes.length <= LIMITS.maxSketchBytes) return bytes
   }
 }

@@ -51,3 +51,15 @@ t.test('long runs of one fingerprint stay fast and give a lower bound', async (t
   t.ok(Date.now() - start < 5000, 'band keeps it near-linear')
   t.equal(w, 2000000, 'identical runs still match in full')
 })
+
+t.test('keys chosen by a peer to share their first characters stay fast (the whole key is hashed)', async (t) => {
+  // A hostile sketch or chunk list: 60,000 distinct keys alike in their first 8 characters (and
+  // 56). Hashing only those 8 put them all in one probe cluster: 80,000 took 34 s.
+  const items = (n: number): WeightedChunk[] =>
+    Array.from({ length: n }, (_, i) => ({ fp: ('a'.repeat(56) + i.toString(16).padStart(8, '0')) as Fingerprint, length: 10 }))
+  const a = items(60_000)
+  const start = Date.now()
+  const w = lcsWeight(a, [...a].reverse().slice(0, 10).concat(a.slice(0, 1000)))
+  t.ok(Date.now() - start < 5000, `${Date.now() - start} ms`)
+  t.equal(w, 10 * 1000, 'the first 1,000 in order (the reversed ten come after them in A)')
+})

@@ -3,8 +3,11 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { connect, LIMITS, type Channel } from '../../src/net/index.js'
 import { sketchBytes } from '../../src/similarity/index.js'
+import { chunkParams } from '../../src/chunk/index.js'
+import { Store } from '../../src/store/index.js'
 import { askGroups, askSimilar, groupMessages, GroupAssembler } from '../../src/sync/index.js'
 import type { SimilarGroup } from '../../src/types.js'
+import { vanish } from '../support/hostile.js'
 import { OPTIONS, testServer } from '../support/net.js'
 import { randomBytes } from '../support/random.js'
 import { startServer, TOKEN } from '../support/sync.js'
@@ -158,4 +161,36 @@ t.test('groupMessages and GroupAssembler: any groups cut to frames and put back 
     asm.flush()
     t.same(back, groups, `${groups.length} groups through ${messages.length} messages`)
   }
+})
+
+t.test('a client that vanishes while the server scans stops the scan and frees the tree at once', async (t) => {
+  const files: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 1000; i++) files[`d${i % 20}/f${i}.bin`] = randomBytes(7000 + i, 64 * 1024)
+  const root = await tempTree(t, files)
+  const log: string[] = []
+  const server = await startServer(t, root, { log })
+  const { channel } = await connect(server.url, { token: TOKEN, role: 'query', options: OPTIONS })
+  await channel.send({ t: 'query', query: { kind: 'groups', metric: 'dice', threshold: 0.5, scan: true } })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  vanish(channel)
+  while (!log.some((l) => /query \/: NETWORK/.test(l))) await new Promise((resolve) => setTimeout(resolve, 10))
+  // The scan stopped with its client: the index holds only the batches it had committed (it
+  // went on to all 1,000 files, and held the tree meanwhile, before).
+  const store = await Store.open(root, { params: chunkParams() })
+  const indexed = store.sketchIndex().paths().length
+  await store.close()
+  t.ok(indexed < 1000, `${indexed} of 1000 files indexed when the session ended`)
+  const r = await askSimilar(server.url, sketchBytes(files['d0/f0.bin']!), { ...ASK, top: 1 })
+  t.equal(r.scan!.filesRead, 1000 - indexed, 'the next query reads the rest')
+  t.same(r.files.map((f) => f.path), ['d0/f0.bin'])
+})
+
+t.test('a hostile server sending a group of more path bytes than the limit: BAD_MESSAGE, not the heap', async (t) => {
+  const long = 'p/'.repeat(1500) // 3,000 bytes a path
+  const files = Array.from({ length: 1000 }, (_, i) => ({ path: `${long}${i}`, size: 1, similarity: 1 }))
+  const server = await liar(t, async (c) => {
+    // 3 MB of paths a message, all one group: the 23rd goes over 64 MiB.
+    for (let n = 0; n < 30; n++) await c.send({ t: 'groupsFound', pieces: [{ cont: n > 0, files, pairs: [] }], more: true })
+  })
+  await t.rejects(askGroups(server.url, { ...ASK, token: null }, { begin: () => undefined, group: () => undefined }), { code: 'BAD_MESSAGE', message: /more than 64 MiB of paths/ })
 })

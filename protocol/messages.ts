@@ -31,7 +31,7 @@ export const BUNDLE_PROTOCOL_VERSION = 3
 export const SUMMARY_PROTOCOL_VERSION = 4
 
 /** The first version that has the `query` role (§4.10), and whose peers read a `sketch` of
- *  format 2 (with each anchor's centred window: src/similarity/sketch-codec.ts). */
+ *  format 2 (with each anchor's exact windows: src/similarity/sketch-codec.ts). */
 export const QUERY_PROTOCOL_VERSION = 5
 
 const KiB = 1024

@@ -4,11 +4,11 @@ import { NO_AHEAD, type Sketch } from './sketch.js'
 /**
  * A sketch as bytes, for the index and the wire:
  *   u8 format, varint size, u8 level, varint anchors, varint tiny length, tiny bytes,
- *   then per anchor: u32le h(p), u24le low bits of h(p − 32), [format 2: u24le low bits of
- *   h(p + 32), 0xffffff for none,] varint count.
- * 8 bytes an anchor in format 1, 11 in format 2 (the count is 1 byte but for long repeats).
- * Only 21 bits of h(p ± 32) take part in the keys (sketch-estimate.ts); 24 are kept. Format 1
- * is what dsync before protocol 5 reads, and what the index keeps (no `ahead`).
+ *   then per anchor: u32le h(p), u24le low bits of h(p − 32), [format 2: u24le each of its
+ *   windows' hashes (AnchorWindows: w32, w64, centred; 0xffffff for no centred window),]
+ *   varint count.
+ * 8 bytes an anchor in format 1, 17 in format 2 (the count is 1 byte but for long repeats).
+ * Format 1 is what dsync before protocol 5 reads, and what the index keeps.
  */
 export type SketchFormat = 1 | 2
 const AHEAD_NONE_WIRE = 0xffffff
@@ -78,11 +78,11 @@ class Reader {
   }
 }
 
-/** The sketch as bytes: format 2 when it has `ahead` and `format` allows, else format 1. */
+/** The sketch as bytes: format 2 when it has its windows and `format` allows, else format 1. */
 export function encodeSketch(s: Sketch, format: SketchFormat = 2): Uint8Array {
-  const ahead = format === 2 ? s.ahead : undefined
+  const windows = format === 2 ? s.windows : undefined
   const w = new Writer()
-  w.byte(ahead === undefined ? 1 : 2)
+  w.byte(windows === undefined ? 1 : 2)
   w.varint(s.size)
   w.byte(s.level)
   w.varint(s.short.length)
@@ -91,7 +91,11 @@ export function encodeSketch(s: Sketch, format: SketchFormat = 2): Uint8Array {
   for (let k = 0; k < s.short.length; k++) {
     w.uint(s.short[k]!, 4)
     w.uint(s.prior[k]!, 3)
-    if (ahead !== undefined) w.uint(ahead[k] === NO_AHEAD ? AHEAD_NONE_WIRE : ahead[k]!, 3)
+    if (windows !== undefined) {
+      w.uint(windows.w32[k]!, 3)
+      w.uint(windows.w64[k]!, 3)
+      w.uint(windows.centred[k] === NO_AHEAD ? AHEAD_NONE_WIRE : windows.centred[k]!, 3)
+    }
     w.varint(s.count[k]!)
   }
   return w.done()
@@ -105,21 +109,23 @@ export function decodeSketch(buf: Uint8Array): Sketch {
   const size = r.varint()
   const level = r.byte()
   const n = r.varint()
-  if (level > 32 || n * (format === 1 ? 8 : 11) > buf.length) throw bad('bad header')
+  if (level > 32 || n * (format === 1 ? 8 : 17) > buf.length) throw bad('bad header')
   const tiny = r.bytes(r.varint())
   const short = new Uint32Array(n)
   const prior = new Uint32Array(n)
-  const ahead = format === 2 ? new Uint32Array(n) : undefined
+  const windows = format === 2 ? { w32: new Uint32Array(n), w64: new Uint32Array(n), centred: new Uint32Array(n) } : undefined
   const count = new Uint32Array(n)
   for (let k = 0; k < n; k++) {
     short[k] = r.uint(4)
     prior[k] = r.uint(3)
-    if (ahead !== undefined) {
+    if (windows !== undefined) {
+      windows.w32[k] = r.uint(3)
+      windows.w64[k] = r.uint(3)
       const v = r.uint(3)
-      ahead[k] = v === AHEAD_NONE_WIRE ? NO_AHEAD : v
+      windows.centred[k] = v === AHEAD_NONE_WIRE ? NO_AHEAD : v
     }
     count[k] = r.varint()
   }
   r.end()
-  return { size, level, short, prior, ...(ahead && { ahead }), count, tiny }
+  return { size, level, short, prior, ...(windows && { windows }), count, tiny }
 }

@@ -30,21 +30,20 @@ export interface SketchEstimate {
 const EDGE_SLOPE = (LONG_WINDOW - 1) / (LONG_WINDOW - SHORT_WINDOW)
 
 /**
- * The weight of an anchor whose short window the other file holds but neither 64-byte window
+ * The weight of an anchor whose 32-byte window the other file holds but neither 64-byte window
  * (ending at it, centred on it): it lies in a shared piece of 32–63 bytes (weight 0 by the
  * truth's rule) or within 31 bytes of the end of a piece of 64–94 (weight EDGE_SLOPE), and one
  * anchor cannot tell which. A piece of L in 32–63 has L − 31 such positions, one of 64–94 has
- * 95 − L: for piece lengths spread evenly about 64, half the slope leaves no bias; for longer
- * pieces it reads low. bench/accuracy.ts (280 pairs, one corpus), scattered MAE jaccard / dice /
- * lcs / containment and the wrong calls of the containment rule at 50%:
- *   1 (format 1, as before)  5.5 / 6.2 / 4.5 / 5.7 points, 13 wrong calls
- *   0.75                     4.2 / 4.6 / 3.7 / 4.4,        13
- *   0.6                      3.5 / 3.7 / 3.6 / 3.7,        15
- *   0.5                      3.2 / 3.3 / 3.8 / 3.5,        19 (6.5 MiB more sent whole)
- * Pieces of 50–150 bytes (scattered edits keeping half) are where a file nears the threshold;
- * 3/4 of the slope gains most of the accuracy and loses no decision there.
+ * 95 − L: for piece lengths spread evenly about 64, half the slope leaves no bias.
+ * bench/accuracy.ts (280 pairs, format 1 and 2 from the same pairs), scattered MAE jaccard /
+ * dice / lcs / containment and the wrong calls of the four rules at 50%:
+ *   format 1 (Gear's identities, ~23 and 53 bytes wide)  5.0 / 5.6 / 4.4 / 5.6   5 / 10 / 12 / 18
+ *   format 2, this weight 3/4 of the slope               4.4 / 4.8 / 4.6 / 4.6   7 /  9 /  7 / 15
+ *   format 2, half the slope                             2.4 / 2.4 / 2.4 / 2.6   7 /  7 /  7 / 15
+ * (With Gear's identities, whose windows are narrower than they claim, half the slope read
+ * pieces of 50–150 bytes low and cost the containment rule 6.5 MiB: 3/4 was used then.)
  */
-const UNSURE_EDGE = EDGE_SLOPE * 0.75
+const UNSURE_EDGE = EDGE_SLOPE / 2
 
 /**
  * The long identity as one exact JS number: h(p) (32 bits) and 21 bits of h(p − 32), 53 bits.
@@ -79,21 +78,33 @@ interface Coverage {
  * Exact for shared pieces ≥ 64 bytes; a piece of 32–63 bytes reads as partly shared.
  */
 function coverage(x: Sketch, y: Sketch): Coverage {
+  // Both of format 2: the exact windows; else (format 1 on either side) Gear's identities, every
+  // short-only hit taken as an edge.
+  const exact = x.windows !== undefined && y.windows !== undefined
+  const ids = (s: Sketch): { short: (k: number) => number; long: (k: number) => number; centred: (k: number) => number | undefined } => {
+    const w = s.windows
+    return exact
+      ? {
+          short: (k) => longKey(s.short[k]!, w!.w32[k]!),
+          long: (k) => longKey(s.short[k]!, w!.w64[k]!),
+          centred: (k) => (w!.centred[k] === NO_AHEAD ? undefined : longKey(s.short[k]!, w!.centred[k]!)),
+        }
+      : { short: (k) => s.short[k]!, long: (k) => longKey(s.short[k]!, s.prior[k]!), centred: () => undefined }
+  }
+  const [ix, iy] = [ids(x), ids(y)]
   const shorts = new Set<number>()
   const longs = new Set<number>()
-  // Both sketches of format 2: an anchor whose centred 64-byte window Y holds is in a piece of
-  // ≥ 64 for sure. Else (format 1 on either side) every short-only hit is taken as an edge.
-  const aheadX = x.ahead
-  const aheadY = y.ahead
-  const aheads = aheadX !== undefined && aheadY !== undefined ? new Set<number>() : undefined
+  const centreds = new Set<number>()
   for (let k = 0; k < y.short.length; k++) {
-    shorts.add(y.short[k]!)
-    longs.add(longKey(y.short[k]!, y.prior[k]!))
-    if (aheads !== undefined && aheadY![k] !== NO_AHEAD) aheads.add(longKey(y.short[k]!, aheadY![k]!))
+    shorts.add(iy.short(k))
+    longs.add(iy.long(k))
+    const c = iy.centred(k)
+    if (c !== undefined) centreds.add(c)
   }
   const shortOnly = (k: number): number => {
-    if (aheads === undefined) return EDGE_SLOPE
-    return aheadX![k] !== NO_AHEAD && aheads.has(longKey(x.short[k]!, aheadX![k]!)) ? EDGE_SLOPE : UNSURE_EDGE
+    if (!exact) return EDGE_SLOPE
+    const c = ix.centred(k)
+    return c !== undefined && centreds.has(c) ? EDGE_SLOPE : UNSURE_EDGE
   }
   let total = 0
   let sum = 0
@@ -101,7 +112,7 @@ function coverage(x: Sketch, y: Sketch): Coverage {
   const values = new Float64Array(x.short.length)
   for (let k = 0; k < x.short.length; k++) {
     const w = x.count[k]!
-    const v = longs.has(longKey(x.short[k]!, x.prior[k]!)) ? 1 : shorts.has(x.short[k]!) ? shortOnly(k) : 0
+    const v = longs.has(ix.long(k)) ? 1 : shorts.has(ix.short(k)) ? shortOnly(k) : 0
     if (v === 1) longHits += w
     values[k] = v
     total += w
@@ -116,8 +127,9 @@ function coverage(x: Sketch, y: Sketch): Coverage {
 
 /** Weight of X's long hits that also keep their order in Y (heaviest common subsequence). */
 function orderedHits(x: Sketch, y: Sketch): number {
+  const exact = x.windows !== undefined && y.windows !== undefined
   const items = (s: Sketch): KeyedWeight[] =>
-    Array.from(s.short, (short, k) => ({ length: s.count[k]!, fp: hexKey(short, s.prior[k]!) }))
+    Array.from(s.short, (short, k) => ({ length: s.count[k]!, fp: hexKey(short, exact ? s.windows!.w64[k]! : s.prior[k]!) }))
   return lcsWeight(items(y), items(x))
 }
 

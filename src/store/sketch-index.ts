@@ -151,7 +151,7 @@ export class SketchIndex {
       this.#meta.put(0, id + 1)
       this.#paths.put(id, path)
     }
-    // Format 1: the index keeps no centred windows (3 bytes an anchor; `similar` and `groups`
+    // Format 1: the index keeps no exact windows (9 bytes an anchor; `similar` and `groups`
     // estimate as before from it, with their wider bound).
     const body = encodeSketch(sketch, 1)
     const buf = Buffer.allocUnsafe(HEADER + body.length)

@@ -219,7 +219,7 @@ export interface SimilarAnswer {
 }
 
 /** A sketch cut to a coarser level until it fits in a `query` (files over ~192 MiB). Format 1:
- *  the server's index keeps no centred windows, so they would be 3 bytes an anchor for nothing. */
+ *  the server's index keeps no exact windows, so they would be 9 bytes an anchor for nothing. */
 function fitSketch(sketch: Sketch): Uint8Array {
   for (let s = sketch; ; s = atLevel(s, s.level + 1)) {
     const bytes = encodeSketch(s, 1)

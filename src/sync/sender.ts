@@ -495,7 +495,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     try {
       const e = files.get(path)
       if (e !== undefined && e.size <= SKETCH_MAX_FILE_BYTES) {
-        // Format 2 (each anchor's centred window) to a receiver of version 5 on; it reads both.
+        // Format 2 (each anchor's exact windows) to a receiver of version 5 on; it reads both.
         const format = (d.version ?? PROTOCOL_VERSION) >= QUERY_PROTOCOL_VERSION ? 2 : 1
         sketch = encodeSketch(await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })), format)
       }

@@ -4,15 +4,15 @@ import { decodeSketch, encodeSketch, sketchBytes } from '../../src/similarity/in
 import { isDsyncError } from '../../src/errors.js'
 import { randomBytes } from '../support/random.js'
 
-t.test('decode(encode(s)) equals s: 11 bytes an anchor in format 2; format 1 (older peers, the index) drops `ahead` in 8', async (t) => {
+t.test('decode(encode(s)) equals s: 17 bytes an anchor in format 2; format 1 (older peers, the index) drops the windows in 8', async (t) => {
   for (const n of [0, 10, 63, 64, 5000, 1 << 20]) {
     const s = sketchBytes(randomBytes(n + 1, n))
     const bytes = encodeSketch(s)
     t.same(decodeSketch(bytes), s, `${n} bytes`)
-    t.ok(bytes.length <= 16 + s.tiny.length + 11 * s.short.length + 8, `${bytes.length} bytes for ${s.short.length} anchors`)
+    t.ok(bytes.length <= 16 + s.tiny.length + 17 * s.short.length + 8, `${bytes.length} bytes for ${s.short.length} anchors`)
     const old = encodeSketch(s, 1)
-    const { ahead, ...rest } = s
-    t.ok(ahead === undefined || ahead.length === s.short.length)
+    const { windows, ...rest } = s
+    t.ok(windows === undefined || windows.w64.length === s.short.length)
     t.same(decodeSketch(old), rest, `${n} bytes, format 1`)
     t.equal(old[0], 1, 'format 1 is what dsync before protocol 5 reads')
     t.ok(old.length <= 16 + s.tiny.length + 8 * s.short.length + 8)

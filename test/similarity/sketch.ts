@@ -53,7 +53,14 @@ t.test('atLevel keeps exactly the anchors with enough leading zero bits', async 
   t.equal(atLevel(s, s.level), s)
 })
 
-t.test('each anchor carries h(p − 32) and h(p + 32) (NO_AHEAD in the last 32 bytes), as a plain Gear pass finds them', async (t) => {
+/** The windows' hash as format 2 defines it (FNV-1a, folded to 24 bits), by the definition. */
+function fnv24(bytes: Uint8Array): number {
+  let x = 0x811c9dc5
+  for (const b of bytes) x = Math.imul(x ^ b, 0x01000193)
+  return (x ^ (x >>> 16)) & 0xffffff
+}
+
+t.test('each anchor carries h(p − 32) and its windows (32 and 64 bytes ending at p, 64 centred; none in the last 32 bytes), as a plain pass finds them', async (t) => {
   for (const [seed, n] of [[41, 5000], [42, 200_000], [43, 70]] as const) {
     const data = randomBytes(seed, n)
     const s = sketchBytes(data)
@@ -61,16 +68,20 @@ t.test('each anchor carries h(p − 32) and h(p + 32) (NO_AHEAD in the last 32 b
     const h = new Uint32Array(n)
     let v = 0
     for (let p = 0; p < n; p++) h[p] = v = ((v << 1) + GEAR[data[p]!]!) >>> 0
-    const want = { short: [] as number[], prior: [] as number[], ahead: [] as number[] }
+    const want = { short: [] as number[], prior: [] as number[], w32: [] as number[], w64: [] as number[], centred: [] as number[] }
     for (let p = LONG_WINDOW - 1; p < n; p++) {
       if (Math.clz32(h[p]!) < s.level) continue
       want.short.push(h[p]!)
       want.prior.push(h[p - 32]! & 0xffffff)
-      want.ahead.push(p + 32 < n ? h[p + 32]! & 0xffffff : NO_AHEAD)
+      want.w32.push(fnv24(data.subarray(p - 31, p + 1)))
+      want.w64.push(fnv24(data.subarray(p - 63, p + 1)))
+      want.centred.push(p + 32 < n ? fnv24(data.subarray(p - 31, p + 33)) : NO_AHEAD)
     }
     t.same([...s.short], want.short, `${n} bytes: the anchors`)
     t.same([...s.prior], want.prior, `${n} bytes: h(p − 32)`)
-    t.same([...s.ahead!], want.ahead, `${n} bytes: h(p + 32)`)
-    if (n < 100) t.ok(want.ahead.includes(NO_AHEAD), 'a small file samples every position: its last 32 have no h(p + 32)')
+    t.same([...s.windows!.w32], want.w32, `${n} bytes: the 32 bytes ending at p`)
+    t.same([...s.windows!.w64], want.w64, `${n} bytes: the 64 bytes ending at p`)
+    t.same([...s.windows!.centred], want.centred, `${n} bytes: the 64 bytes centred on p`)
+    if (n < 100) t.ok(want.centred.includes(NO_AHEAD), 'a small file samples every position: its last 32 have no centred window')
   }
 })

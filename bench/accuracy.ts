@@ -45,7 +45,7 @@ function scoresOf(r: SketchEstimate): Scores {
 }
 
 function sketchOf(p: EditedPair): { scores: Scores; format1: Scores; bound: number } {
-  const [sa, sb] = [sketchBytes(p.a), sketchBytes(p.b)]
+  const [sa, sb] = [sketchBytes(p.a, { windows: true }), sketchBytes(p.b, { windows: true })]
   const r = estimateSimilarity(sa, sb)
   const f1 = estimateSimilarity(decodeSketch(encodeSketch(sa, 1)), decodeSketch(encodeSketch(sb, 1)))
   return { scores: scoresOf(r), format1: scoresOf(f1), bound: r.errorBound }
@@ -162,7 +162,7 @@ async function printSpeed(): Promise<void> {
     const reps = Math.max(1, Math.round((4 * MiB) / size))
     let bytes = 0
     const t = await time(() => {
-      for (let k = 0; k < reps; k++) bytes = encodeSketch(sketchBytes(data)).length
+      for (let k = 0; k < reps; k++) bytes = encodeSketch(sketchBytes(data, { windows: true })).length
     }, { warmup: 1, runs })
     const s = sketchBytes(data)
     rows.push([sizeName(size), s.level, s.short.length, bytes, Math.round(bytes / (size / MiB)), mbps(size * reps, t.medianCpuMs)])

@@ -67,7 +67,7 @@ export async function measureSimilarity(a: string, b: string, o: SimilarityOptio
   const params = chunkParams({ kind: o.chunker === 'fsp' || o.chunker === 'sbc' ? 'fsp' : 'cdc', avg: o.avg, min: o.min, max: o.max })
   const [chunksA, chunksB] = await chunkBoth(a, b, o.chunker, params, signal)
   const chunkMetrics = compare(profile(chunksA!), profile(chunksB!))
-  const [sa, sb] = [await sketchPath(a, { signal }), await sketchPath(b, { signal })]
+  const [sa, sb] = [await sketchPath(a, { signal, windows: true }), await sketchPath(b, { signal, windows: true })]
   const e = estimateSimilarity(sa, sb)
   const metrics: SimilarityReport = {
     jaccard: e.jaccard,

@@ -19,6 +19,7 @@ export { type KeyedWeight } from './lcs.js'
 export {
   type Sketch,
   SketchBuilder,
+  type SketchOptions,
   sketchBytes,
   sketchStream,
   atLevel,
@@ -28,6 +29,8 @@ export {
   DENSE_LEVEL,
   MAX_ANCHORS,
   NO_AHEAD,
+  windowIdentity,
+  type AnchorWindows,
 } from './sketch.js'
 export { type SketchEstimate, estimateSimilarity } from './sketch-estimate.js'
 export { encodeSketch, decodeSketch, type SketchFormat } from './sketch-codec.js'

@@ -42,7 +42,7 @@ export interface Sketch {
   readonly tiny: Uint8Array
 }
 
-/** Per anchor, 24-bit hashes of its windows' bytes (windowHash). */
+/** Per anchor, 24-bit identities of its windows' bytes (windowIdentity). */
 export interface AnchorWindows {
   /** the 32 bytes ending at p */
   readonly w32: Uint32Array
@@ -78,23 +78,29 @@ const PRIOR_MASK = 0xffffff
 /** `centred` of an anchor with no 32 bytes after it (the file ends first): matches nothing. */
 export const NO_AHEAD = 0xffffffff
 
-/** Bytes of the input kept from one `update` to the next for the windows' hashes: a centred
- *  window ends 32 bytes after its anchor and starts 63 before that position. */
-const CARRY = LONG_WINDOW
-
 /**
- * FNV-1a over the `n` bytes ending at `end`, an index into `data` (negative: into `carry`, the
- * bytes before `data`), folded to 24 bits. Hashed where an anchor is found, not kept per byte:
- * storing every byte in a ring for it cost a quarter of the sketch's speed.
+ * The exact windows' identities come from a second rolling hash, kept alongside Gear's: a
+ * polynomial one over exactly the last 32 bytes, r(q) = Σ b(q − k)·R^k mod 2^32 (k < 32),
+ * which any change to one of those bytes changes (R is odd). An anchor's windows are mixes of
+ * r at 32-byte steps: r(p) alone for the 32 bytes ending at p, r(p − 32) and r(p) for the 64,
+ * r(p) and r(p + 32) for the 64 centred on it. Hashing each anchor's bytes instead (FNV-1a)
+ * cost small files 2–3× their speed: they sample nearly every position while their level rises.
  */
-function windowHash(data: Uint8Array, carry: Uint8Array, end: number, n: number): number {
-  let x = 0x811c9dc5
-  const from = end - n + 1
-  if (from >= 0) {
-    for (let q = from; q <= end; q++) x = Math.imul(x ^ data[q]!, 0x01000193)
-  } else {
-    for (let q = from; q <= end; q++) x = Math.imul(x ^ (q < 0 ? carry[CARRY + q]! : data[q]!), 0x01000193)
-  }
+const R = 0x01000193
+/** R^32 mod 2^32: what the byte leaving the window weighs. */
+const R32 = (() => {
+  let x = 1
+  for (let k = 0; k < SHORT_WINDOW; k++) x = Math.imul(x, R)
+  return x
+})()
+/** r kept for the last R_RING positions: back to p − 32 of an anchor seen 32 bytes ago. */
+const R_RING = 128
+
+/** 24 bits of two rolling values mixed (murmur3's finalizer steps); `tag` keeps kinds apart. */
+export function windowIdentity(a: number, b: number, tag: number): number {
+  let x = Math.imul(a ^ tag, 0x85ebca6b)
+  x = Math.imul(x ^ (x >>> 15) ^ b, 0xc2b2ae35)
+  x = Math.imul(x ^ (x >>> 13), 0x85ebca6b)
   return (x ^ (x >>> 16)) & 0xffffff
 }
 
@@ -114,7 +120,21 @@ function budget(bytes: number): number {
  * Builds a sketch from a file's bytes in pieces of any size (the same sketch for any split);
  * memory is bounded by MAX_ANCHORS. `update` then `finish` once.
  */
+/** What to build: `windows` adds the exact windows of format 2 (slower: 1 MiB files 254 → 151
+ *  MB/s per CPU second), needed only where two sketches are compared by their bytes — a sketch
+ *  for a receiver of version 5, a receiver's sketch of its seed, `dsync similarity`. Probes,
+ *  the index and `similar` queries keep format 1. */
+export interface SketchOptions {
+  readonly windows?: boolean
+}
+
 export class SketchBuilder {
+  readonly #exact: boolean
+
+  constructor(opts: SketchOptions = {}) {
+    this.#exact = opts.windows === true
+  }
+
   #level = 0
   #n = 0
   #short = new Uint32Array(1024)
@@ -123,8 +143,12 @@ export class SketchBuilder {
   #w64 = new Uint32Array(1024)
   #centred = new Uint32Array(1024)
   #count = new Uint32Array(1024)
-  /** the last CARRY bytes fed before the current `update` (zeros before the file's start) */
-  #carry = new Uint8Array(CARRY)
+  /** the last 32 bytes fed before the current `update` (zeros before the file's start): the
+   *  bytes leaving r's window at its first positions */
+  #carry = new Uint8Array(SHORT_WINDOW)
+  #r = 0
+  /** r of the last R_RING positions */
+  readonly #rRing = new Int32Array(R_RING)
   /** per ring slot: 1 + the index of the anchor sampled there whose centred window is still to
    *  come (its slot comes round again 32 bytes later), or 0 */
   readonly #pending = new Int32Array(SHORT_WINDOW)
@@ -146,24 +170,32 @@ export class SketchBuilder {
     // Anchors waiting: 0 for most bytes (an anchor waits 32 bytes, one comes every ~512), so
     // the slot is read only then. 64 MiB, MB/s per CPU second (by hand, median of 5): format 1
     // alone 263; with h(p + 32) read from the slot every byte 215, so 235 (a queue of waiting
-    // anchors checked every byte: 140); with the exact windows' hashes ~208.
+    // anchors checked every byte: 140).
     let waiting = this.#waitingCount
+    let r = this.#r
+    const rRing = this.#rRing
+    const carry = this.#carry
+    const exact = this.#exact
     for (let i = 0; i < data.length; i++, pos++) {
       h = ((h << 1) + GEAR[data[i]!]!) | 0
+      if (exact) {
+        r = (Math.imul(r, R) + data[i]! - Math.imul(i >= SHORT_WINDOW ? data[i - SHORT_WINDOW]! : carry[i]!, R32)) | 0
+        rRing[pos & (R_RING - 1)] = r
+      }
       const slot = pos & (SHORT_WINDOW - 1)
       const prior = ring[slot]!
       ring[slot] = h
       // The anchor sampled 32 bytes back in this slot, if any, now has its centred window.
-      if (waiting !== 0 && pending[slot] !== 0) {
-        this.#centre(pending[slot]! - 1, data, i)
+      if (waiting !== 0 && exact && pending[slot] !== 0) {
+        this.#centred[pending[slot]! - 1] = windowIdentity(rRing[(pos - SHORT_WINDOW) & (R_RING - 1)]!, r, 0xc3)
         pending[slot] = 0
         waiting--
       }
       if ((h & mask) === 0 && pos >= LONG_WINDOW - 1) {
         this.#waitingCount = waiting
-        const k = this.#add(h >>> 0, prior & PRIOR_MASK, pos + 1, data, i)
+        const k = this.#add(h >>> 0, prior & PRIOR_MASK, pos + 1, r, rRing[(pos - SHORT_WINDOW) & (R_RING - 1)]!)
         waiting = this.#waitingCount
-        if (k >= 0) {
+        if (k >= 0 && exact) {
           pending[slot] = k + 1
           waiting++
         }
@@ -172,28 +204,24 @@ export class SketchBuilder {
     }
     this.#waitingCount = waiting
     this.#h = h
+    this.#r = r
     this.#pos = pos
-    // The last CARRY bytes fed, for windows that reach back into the next `update`'s data.
-    if (data.length >= CARRY) this.#carry = data.slice(data.length - CARRY)
+    // The last 32 bytes fed: those leaving r's window at the next `update`'s first positions.
+    if (data.length >= SHORT_WINDOW) this.#carry = data.slice(data.length - SHORT_WINDOW)
     else if (data.length > 0) {
-      const next = new Uint8Array(CARRY)
-      next.set(this.#carry.subarray(data.length))
-      next.set(data, CARRY - data.length)
+      const next = new Uint8Array(SHORT_WINDOW)
+      next.set(carry.subarray(data.length))
+      next.set(data, SHORT_WINDOW - data.length)
       this.#carry = next
     }
   }
 
   /** Adds an anchor seen after `seen` bytes of the file; returns its index, or −1 when it was
    *  merged into an earlier one (a repeat) or dropped by a raise of the level. */
-  /** The centred window of anchor `k`, which ends at `data[end]`. Out of the byte loop, as the
-   *  other windows' hashes: inlined there, they cost the loop a fifth of its speed. */
-  #centre(k: number, data: Uint8Array, end: number): void {
-    this.#centred[k] = windowHash(data, this.#carry, end, LONG_WINDOW)
-  }
-
-  /** Adds the anchor at `data[at]`, seen after `seen` bytes of the file; returns its index, or
-   *  −1 when it was merged into an earlier one (a repeat) or dropped by a raise of the level. */
-  #add(short: number, prior: number, seen: number, data: Uint8Array, at: number): number {
+  /** Adds an anchor seen after `seen` bytes of the file, with r there and 32 bytes before;
+   *  returns its index, or −1 when it was merged into an earlier one (a repeat) or dropped by a
+   *  raise of the level. */
+  #add(short: number, prior: number, seen: number, r: number, rBefore: number): number {
     // A window repeated within a few anchors (zeros, a short period) is one anchor that counts
     // for all its positions: sif's "no overlapping fingerprints", keeping the weight.
     for (let k = this.#n - 1; k >= 0 && k >= this.#n - REPEAT_LOOKBACK; k--) {
@@ -205,8 +233,8 @@ export class SketchBuilder {
     if (this.#n === this.#short.length) this.#grow()
     this.#short[this.#n] = short
     this.#prior[this.#n] = prior
-    this.#w32[this.#n] = windowHash(data, this.#carry, at, SHORT_WINDOW)
-    this.#w64[this.#n] = windowHash(data, this.#carry, at, LONG_WINDOW)
+    this.#w32[this.#n] = windowIdentity(r, 0, 0x32)
+    this.#w64[this.#n] = windowIdentity(rBefore, r, 0x64)
     this.#centred[this.#n] = NO_AHEAD
     this.#count[this.#n] = 1
     const k = this.#n++
@@ -265,7 +293,7 @@ export class SketchBuilder {
       level: this.#level,
       short: this.#short.slice(0, n),
       prior: this.#prior.slice(0, n),
-      windows: { w32: this.#w32.slice(0, n), w64: this.#w64.slice(0, n), centred: this.#centred.slice(0, n) },
+      ...(this.#exact && { windows: { w32: this.#w32.slice(0, n), w64: this.#w64.slice(0, n), centred: this.#centred.slice(0, n) } }),
       count: this.#count.slice(0, n),
       tiny: this.#pos < LONG_WINDOW ? this.#head.slice(0, this.#pos) : new Uint8Array(0),
     }
@@ -273,15 +301,15 @@ export class SketchBuilder {
 }
 
 /** The sketch of bytes in memory. */
-export function sketchBytes(data: Uint8Array): Sketch {
-  const b = new SketchBuilder()
+export function sketchBytes(data: Uint8Array, opts: SketchOptions = {}): Sketch {
+  const b = new SketchBuilder(opts)
   b.update(data)
   return b.finish()
 }
 
 /** The sketch of a byte stream (a file source), in bounded memory. */
-export async function sketchStream(source: AsyncIterable<Uint8Array>): Promise<Sketch> {
-  const b = new SketchBuilder()
+export async function sketchStream(source: AsyncIterable<Uint8Array>, opts: SketchOptions = {}): Promise<Sketch> {
+  const b = new SketchBuilder(opts)
   for await (const piece of source) b.update(piece)
   return b.finish()
 }

@@ -1024,7 +1024,9 @@ class Receiver {
     t.sketch = new Mailbox(signal, 'sketch')
     this.#out.post({ t: 'sketchWant', id: t.id })
     // The seed's sketch while the sender makes its own.
-    const own = await sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }))
+    // With its exact windows: used against a sender's sketch of format 2 (an older sender's
+    // format 1 is compared by Gear's identities, which both have).
+    const own = await sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }), { windows: true })
     const raw = await t.sketch.next()
     if (raw === null) return undefined
     let target

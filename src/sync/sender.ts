@@ -497,7 +497,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       if (e !== undefined && e.size <= SKETCH_MAX_FILE_BYTES) {
         // Format 2 (each anchor's exact windows) to a receiver of version 5 on; it reads both.
         const format = (d.version ?? PROTOCOL_VERSION) >= QUERY_PROTOCOL_VERSION ? 2 : 1
-        sketch = encodeSketch(await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })), format)
+        sketch = encodeSketch(await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true }), { windows: format === 2 }), format)
       }
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK') throw err

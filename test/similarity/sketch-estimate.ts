@@ -3,6 +3,9 @@ import fc from 'fast-check'
 import { decodeSketch, encodeSketch, estimateSimilarity, sketchBytes, type SketchEstimate } from '../../src/similarity/index.js'
 import { randomBytes } from '../support/random.js'
 
+/** Sketches with their exact windows (format 2). */
+const W = { windows: true } as const
+
 const METRICS = ['jaccard', 'dice', 'lcs', 'containmentAinB', 'containmentBinA'] as const
 const concat = (...parts: Uint8Array[]): Uint8Array => new Uint8Array(Buffer.concat(parts))
 const pts = (x: number): string => (x * 100).toFixed(1)
@@ -80,9 +83,9 @@ t.test('pieces of 32–63 bytes are not shared by the truth\'s rule: read near 0
   for (const len of [40, 48, 56]) {
     // Format 1 counts such a piece through Gear's identities (56: 31% of B); format 2 weighs its
     // len − 31 short-only positions half the edge slope (UNSURE_EDGE), its truth being 0.
-    const b = sketchBytes(cut(len, len))
-    const e = estimateSimilarity(sketchBytes(a), b).containmentBinA
-    const before = estimateSimilarity(sketchBytes(a), decodeSketch(encodeSketch(b, 1))).containmentBinA
+    const b = sketchBytes(cut(len, len), W)
+    const e = estimateSimilarity(sketchBytes(a, W), b).containmentBinA
+    const before = estimateSimilarity(sketchBytes(a, W), decodeSketch(encodeSketch(b, 1))).containmentBinA
     const theory = ((len - 31) * 63) / 64 / (len + 100)
     t.ok(Math.abs(e - theory) < 0.05 && e < 0.6 * before, `pieces of ${len}: ${pts(e)} of B read as shared (truth 0; expected ${pts(theory)}; format 1 ${pts(before)})`)
   }
@@ -96,21 +99,21 @@ t.test('pieces of 32–63 bytes are not shared by the truth\'s rule: read near 0
     p += len + 100
   }
   // Pieces spread evenly over 32–96 bytes (scattered edits keeping 10–25%): a quarter of format 1's bias left.
-  const spread = sketchBytes(concat(...parts))
+  const spread = sketchBytes(concat(...parts), W)
   const truth = truthBytes / spread.size
-  const e = estimateSimilarity(sketchBytes(a), spread).containmentBinA
-  const before = estimateSimilarity(sketchBytes(a), decodeSketch(encodeSketch(spread, 1))).containmentBinA
+  const e = estimateSimilarity(sketchBytes(a, W), spread).containmentBinA
+  const before = estimateSimilarity(sketchBytes(a, W), decodeSketch(encodeSketch(spread, 1))).containmentBinA
   t.ok(before - truth > 0.06 && e - truth < 0.7 * (before - truth) && e > truth - 0.03, `pieces of 32–96: ${pts(e)} (format 1 ${pts(before)}), truth ${pts(truth)}`)
   for (const len of [100, 200]) {
     // Exact windows: pieces of 64+ read whole (format 1's ~53-byte "long" window read them 3–4 points low).
-    const b = sketchBytes(cut(len, len))
-    const e = estimateSimilarity(sketchBytes(a), b).containmentBinA
-    const before = estimateSimilarity(sketchBytes(a), decodeSketch(encodeSketch(b, 1))).containmentBinA
+    const b = sketchBytes(cut(len, len), W)
+    const e = estimateSimilarity(sketchBytes(a, W), b).containmentBinA
+    const before = estimateSimilarity(sketchBytes(a, W), decodeSketch(encodeSketch(b, 1))).containmentBinA
     const truth = len / (len + 100)
     t.ok(Math.abs(e - truth) < 0.015 && truth - before > 0.025, `pieces of ${len}: ${pts(e)} (format 1 ${pts(before)}), truth ${pts(truth)}`)
   }
   // Sketches of format 1 (an older peer) on either side: the estimate as before, every short-only hit an edge.
-  const e56 = estimateSimilarity(sketchBytes(a), decodeSketch(encodeSketch(sketchBytes(cut(56, 56)), 1)))
+  const e56 = estimateSimilarity(sketchBytes(a, W), decodeSketch(encodeSketch(sketchBytes(cut(56, 56)), 1)))
   t.ok(e56.containmentBinA > 0.25, `format 1: pieces of 56 read ${pts(e56.containmentBinA)}, as before`)
 })
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { GEAR } from '../../src/chunk/index.js'
-import { atLevel, LONG_WINDOW, MAX_ANCHORS, MIN_ANCHORS, NO_AHEAD, SketchBuilder, sketchBytes, sketchStream } from '../../src/similarity/index.js'
+import { atLevel, LONG_WINDOW, MAX_ANCHORS, MIN_ANCHORS, NO_AHEAD, SketchBuilder, sketchBytes, sketchStream, windowIdentity } from '../../src/similarity/index.js'
 import { randomBytes, splitStream } from '../support/random.js'
 
 t.test('the same sketch for any split of the input', async (t) => {
@@ -53,29 +53,36 @@ t.test('atLevel keeps exactly the anchors with enough leading zero bits', async 
   t.equal(atLevel(s, s.level), s)
 })
 
-/** The windows' hash as format 2 defines it (FNV-1a, folded to 24 bits), by the definition. */
-function fnv24(bytes: Uint8Array): number {
-  let x = 0x811c9dc5
-  for (const b of bytes) x = Math.imul(x ^ b, 0x01000193)
-  return (x ^ (x >>> 16)) & 0xffffff
+/** r, the exact 32-byte rolling value (src/similarity/sketch.ts), at every position, by its definition. */
+function rollingR(data: Uint8Array): number[] {
+  const R = 0x01000193
+  const out: number[] = []
+  for (let q = 0; q < data.length; q++) {
+    let x = 0
+    for (let k = 31; k >= 0; k--) x = (Math.imul(x, R) + (q - k >= 0 ? data[q - k]! : 0)) | 0
+    out.push(x)
+  }
+  return out
 }
 
 t.test('each anchor carries h(p − 32) and its windows (32 and 64 bytes ending at p, 64 centred; none in the last 32 bytes), as a plain pass finds them', async (t) => {
-  for (const [seed, n] of [[41, 5000], [42, 200_000], [43, 70]] as const) {
+  for (const [seed, n] of [[41, 5000], [42, 60_000], [43, 70]] as const) {
     const data = randomBytes(seed, n)
-    const s = sketchBytes(data)
-    // Gear's h at every position, by the definition.
+    const s = sketchBytes(data, { windows: true })
+    t.same(sketchBytes(data).windows, undefined, 'format 1 unless asked')
+    // Gear's h and r at every position, by the definitions.
     const h = new Uint32Array(n)
     let v = 0
     for (let p = 0; p < n; p++) h[p] = v = ((v << 1) + GEAR[data[p]!]!) >>> 0
+    const r = rollingR(data)
     const want = { short: [] as number[], prior: [] as number[], w32: [] as number[], w64: [] as number[], centred: [] as number[] }
     for (let p = LONG_WINDOW - 1; p < n; p++) {
       if (Math.clz32(h[p]!) < s.level) continue
       want.short.push(h[p]!)
       want.prior.push(h[p - 32]! & 0xffffff)
-      want.w32.push(fnv24(data.subarray(p - 31, p + 1)))
-      want.w64.push(fnv24(data.subarray(p - 63, p + 1)))
-      want.centred.push(p + 32 < n ? fnv24(data.subarray(p - 31, p + 33)) : NO_AHEAD)
+      want.w32.push(windowIdentity(r[p]!, 0, 0x32))
+      want.w64.push(windowIdentity(r[p - 32]!, r[p]!, 0x64))
+      want.centred.push(p + 32 < n ? windowIdentity(r[p]!, r[p + 32]!, 0xc3) : NO_AHEAD)
     }
     t.same([...s.short], want.short, `${n} bytes: the anchors`)
     t.same([...s.prior], want.prior, `${n} bytes: h(p − 32)`)
@@ -84,4 +91,15 @@ t.test('each anchor carries h(p − 32) and its windows (32 and 64 bytes ending 
     t.same([...s.windows!.centred], want.centred, `${n} bytes: the 64 bytes centred on p`)
     if (n < 100) t.ok(want.centred.includes(NO_AHEAD), 'a small file samples every position: its last 32 have no centred window')
   }
+})
+
+t.test('the same windows for any split of the input', async (t) => {
+  const data = randomBytes(44, 100_000)
+  const whole = sketchBytes(data, { windows: true })
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 8 }), async (sizes) => {
+      t.same(await sketchStream(splitStream(data, sizes), { windows: true }), whole)
+    }),
+    { numRuns: 30 },
+  )
 })

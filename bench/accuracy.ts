@@ -23,7 +23,7 @@ interface Row {
   readonly truth: Scores
   readonly old: Scores
   readonly sketch: Scores
-  /** the sketch of format 1 (no centred windows: what dsync before protocol 5 sends, and the index keeps) */
+  /** the sketch of format 1 (Gear's identities only: what dsync before protocol 5 sends, and the index keeps) */
   readonly format1: Scores
   readonly bound: number
   readonly bBytes: number
@@ -118,7 +118,7 @@ function printMae(rows: readonly Row[], sizes: readonly number[]): void {
   )
 }
 
-/** The centred windows' worth, in the same run: sketches of format 1 against format 2. */
+/** The exact windows' worth, in the same run: sketches of format 1 against format 2. */
 function printFormats(rows: readonly Row[]): void {
   const wrong = (which: 'sketch' | 'format1', m: MetricName): number => rows.filter((r) => r[which][m] >= 0.5 !== r.truth[m] >= 0.5).length
   const table: Cell[][] = PATTERNS.map((p) => {
@@ -127,7 +127,7 @@ function printFormats(rows: readonly Row[]): void {
   })
   table.push(['wrong calls (≥ 50%)', ...METRIC_NAMES.map((m) => wrong('format1', m)), ...METRIC_NAMES.map((m) => wrong('sketch', m))])
   printTable(
-    'Sketch format 1 (no centred windows) vs format 2, MAE in points per pattern, then the rules\' wrong calls',
+    'Sketch format 1 (Gear\'s identities) vs format 2 (exact windows), MAE in points per pattern, then the rules\' wrong calls',
     ['pattern', 'f1 jac', 'f1 dice', 'f1 lcs', 'f1 cont', 'f2 jac', 'f2 dice', 'f2 lcs', 'f2 cont'],
     table,
   )

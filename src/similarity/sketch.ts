@@ -120,7 +120,7 @@ function budget(bytes: number): number {
  * Builds a sketch from a file's bytes in pieces of any size (the same sketch for any split);
  * memory is bounded by MAX_ANCHORS. `update` then `finish` once.
  */
-/** What to build: `windows` adds the exact windows of format 2 (slower: 1 MiB files 254 → 151
+/** What to build: `windows` adds the exact windows of format 2 (slower: 1 MiB files 249 → 152
  *  MB/s per CPU second), needed only where two sketches are compared by their bytes — a sketch
  *  for a receiver of version 5, a receiver's sketch of its seed, `dsync similarity`. Probes,
  *  the index and `similar` queries keep format 1. */
@@ -162,31 +162,55 @@ export class SketchBuilder {
   /** Feeds the next bytes of the file. `data` is not kept. */
   update(data: Uint8Array): void {
     if (this.#pos < LONG_WINDOW) this.#head.set(data.subarray(0, LONG_WINDOW - this.#pos), this.#pos)
+    // One loop per format: a per-byte test of the format cost format 1 a tenth of its speed.
+    if (this.#exact) this.#feedExact(data)
+    else this.#feed(data)
+  }
+
+  /** Format 1: Gear's h alone. */
+  #feed(data: Uint8Array): void {
+    const ring = this.#ring
+    let h = this.#h
+    let pos = this.#pos
+    let mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
+    for (let i = 0; i < data.length; i++, pos++) {
+      h = ((h << 1) + GEAR[data[i]!]!) | 0
+      const slot = pos & (SHORT_WINDOW - 1)
+      const prior = ring[slot]!
+      ring[slot] = h
+      if ((h & mask) === 0 && pos >= LONG_WINDOW - 1) {
+        this.#add(h >>> 0, prior & PRIOR_MASK, pos + 1, 0, 0)
+        mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
+      }
+    }
+    this.#h = h
+    this.#pos = pos
+  }
+
+  /** Format 2: Gear's h, and r for the exact windows. */
+  #feedExact(data: Uint8Array): void {
     const ring = this.#ring
     let h = this.#h
     let pos = this.#pos
     let mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
     const pending = this.#pending
     // Anchors waiting: 0 for most bytes (an anchor waits 32 bytes, one comes every ~512), so
-    // the slot is read only then. 64 MiB, MB/s per CPU second (by hand, median of 5): format 1
+    // the slot is read only then. 64 MiB, MB/s per CPU second (by hand, median of 5): Gear's h
     // alone 263; with h(p + 32) read from the slot every byte 215, so 235 (a queue of waiting
     // anchors checked every byte: 140).
     let waiting = this.#waitingCount
     let r = this.#r
     const rRing = this.#rRing
     const carry = this.#carry
-    const exact = this.#exact
     for (let i = 0; i < data.length; i++, pos++) {
       h = ((h << 1) + GEAR[data[i]!]!) | 0
-      if (exact) {
-        r = (Math.imul(r, R) + data[i]! - Math.imul(i >= SHORT_WINDOW ? data[i - SHORT_WINDOW]! : carry[i]!, R32)) | 0
-        rRing[pos & (R_RING - 1)] = r
-      }
+      r = (Math.imul(r, R) + data[i]! - Math.imul(i >= SHORT_WINDOW ? data[i - SHORT_WINDOW]! : carry[i]!, R32)) | 0
+      rRing[pos & (R_RING - 1)] = r
       const slot = pos & (SHORT_WINDOW - 1)
       const prior = ring[slot]!
       ring[slot] = h
       // The anchor sampled 32 bytes back in this slot, if any, now has its centred window.
-      if (waiting !== 0 && exact && pending[slot] !== 0) {
+      if (waiting !== 0 && pending[slot] !== 0) {
         this.#centred[pending[slot]! - 1] = windowIdentity(rRing[(pos - SHORT_WINDOW) & (R_RING - 1)]!, r, 0xc3)
         pending[slot] = 0
         waiting--
@@ -195,7 +219,7 @@ export class SketchBuilder {
         this.#waitingCount = waiting
         const k = this.#add(h >>> 0, prior & PRIOR_MASK, pos + 1, r, rRing[(pos - SHORT_WINDOW) & (R_RING - 1)]!)
         waiting = this.#waitingCount
-        if (k >= 0 && exact) {
+        if (k >= 0) {
           pending[slot] = k + 1
           waiting++
         }
@@ -216,11 +240,9 @@ export class SketchBuilder {
     }
   }
 
-  /** Adds an anchor seen after `seen` bytes of the file; returns its index, or −1 when it was
-   *  merged into an earlier one (a repeat) or dropped by a raise of the level. */
-  /** Adds an anchor seen after `seen` bytes of the file, with r there and 32 bytes before;
-   *  returns its index, or −1 when it was merged into an earlier one (a repeat) or dropped by a
-   *  raise of the level. */
+  /** Adds an anchor seen after `seen` bytes of the file, with r there and 32 bytes before (format
+   *  2); returns its index, or −1 when it was merged into an earlier one (a repeat) or dropped by
+   *  a raise of the level. */
   #add(short: number, prior: number, seen: number, r: number, rBefore: number): number {
     // A window repeated within a few anchors (zeros, a short period) is one anchor that counts
     // for all its positions: sif's "no overlapping fingerprints", keeping the weight.
@@ -233,8 +255,10 @@ export class SketchBuilder {
     if (this.#n === this.#short.length) this.#grow()
     this.#short[this.#n] = short
     this.#prior[this.#n] = prior
-    this.#w32[this.#n] = windowIdentity(r, 0, 0x32)
-    this.#w64[this.#n] = windowIdentity(rBefore, r, 0x64)
+    if (this.#exact) {
+      this.#w32[this.#n] = windowIdentity(r, 0, 0x32)
+      this.#w64[this.#n] = windowIdentity(rBefore, r, 0x64)
+    }
     this.#centred[this.#n] = NO_AHEAD
     this.#count[this.#n] = 1
     const k = this.#n++

@@ -33,4 +33,4 @@ export {
   type AnchorWindows,
 } from './sketch.js'
 export { type SketchEstimate, estimateSimilarity } from './sketch-estimate.js'
-export { encodeSketch, decodeSketch, type SketchFormat } from './sketch-codec.js'
+export { encodeSketch, encodeSketchWithin, decodeSketch, type SketchFormat } from './sketch-codec.js'

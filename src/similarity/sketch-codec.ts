@@ -1,5 +1,5 @@
 import { DsyncError } from '../errors.js'
-import { NO_AHEAD, type Sketch } from './sketch.js'
+import { atLevel, NO_AHEAD, type Sketch } from './sketch.js'
 
 /**
  * A sketch as bytes, for the index and the wire:
@@ -99,6 +99,15 @@ export function encodeSketch(s: Sketch, format: SketchFormat = 2): Uint8Array {
     w.varint(s.count[k]!)
   }
   return w.done()
+}
+
+/** The sketch encoded in at most `maxBytes`: cut to coarser levels until it fits (a file of
+ *  ~200 MiB and up in format 1, or one of long repeats, whose anchors are many). */
+export function encodeSketchWithin(s: Sketch, format: SketchFormat, maxBytes: number): Uint8Array {
+  for (let cut = s; ; cut = atLevel(cut, cut.level + 1)) {
+    const bytes = encodeSketch(cut, format)
+    if (bytes.length <= maxBytes || cut.short.length === 0) return bytes
+  }
 }
 
 /** Decodes what encodeSketch wrote (either format); BAD_DATA on anything else. */

@@ -244,10 +244,13 @@ export class SketchBuilder {
    *  2); returns its index, or −1 when it was merged into an earlier one (a repeat) or dropped by
    *  a raise of the level. */
   #add(short: number, prior: number, seen: number, r: number, rBefore: number): number {
+    const w64 = this.#exact ? windowIdentity(rBefore, r, 0x64) : 0
     // A window repeated within a few anchors (zeros, a short period) is one anchor that counts
-    // for all its positions: sif's "no overlapping fingerprints", keeping the weight.
+    // for all its positions: sif's "no overlapping fingerprints", keeping the weight. With the
+    // exact windows, only when its 64 bytes are the same too (Gear's short and prior cover 56:
+    // the first anchor of a run, whose window reaches before it, took the run's count).
     for (let k = this.#n - 1; k >= 0 && k >= this.#n - REPEAT_LOOKBACK; k--) {
-      if (this.#short[k] === short && this.#prior[k] === prior) {
+      if (this.#short[k] === short && this.#prior[k] === prior && (!this.#exact || this.#w64[k] === w64)) {
         this.#count[k]!++
         return -1
       }
@@ -257,7 +260,7 @@ export class SketchBuilder {
     this.#prior[this.#n] = prior
     if (this.#exact) {
       this.#w32[this.#n] = windowIdentity(r, 0, 0x32)
-      this.#w64[this.#n] = windowIdentity(rBefore, r, 0x64)
+      this.#w64[this.#n] = w64
     }
     this.#centred[this.#n] = NO_AHEAD
     this.#count[this.#n] = 1

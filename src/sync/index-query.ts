@@ -1,6 +1,6 @@
 import { DsyncError } from '../errors.js'
 import { CLOSE, connectTransport, LIMITS, withIdleTimeout, type Channel, type GroupPiece, type IndexQuery, type Message } from '../net/index.js'
-import { atLevel, decodeSketch, encodeSketch, type MetricName, type Sketch } from '../similarity/index.js'
+import { decodeSketch, encodeSketchWithin, type MetricName, type Sketch } from '../similarity/index.js'
 import { findSimilar, groupSimilar, updateSketchIndex, type Store } from '../store/index.js'
 import type { SimilarFile, SimilarGroup, SketchScanResult } from '../types.js'
 import { sessionOptions } from './session.js'
@@ -218,20 +218,11 @@ export interface SimilarAnswer {
   readonly scan: SketchScanResult | undefined
 }
 
-/** A sketch cut to a coarser level until it fits in a `query` (files over ~192 MiB). Format 1:
- *  the server's index keeps no exact windows, so they would be 9 bytes an anchor for nothing. */
-function fitSketch(sketch: Sketch): Uint8Array {
-  for (let s = sketch; ; s = atLevel(s, s.level + 1)) {
-    const bytes = encodeSketch(s, 1)
-    if (bytes.length <= LIMITS.maxSketchBytes) return bytes
-  }
-}
-
 /** `dsync similar FILE URL`: the files of the served tree most similar to the file of `sketch`. */
 export async function askSimilar(url: string, sketch: Sketch, o: QueryOptions & { readonly top: number }): Promise<SimilarAnswer> {
   const top = Math.min(o.top, LIMITS.maxQueryTop)
   let answer: SimilarAnswer | undefined
-  await runQuery(url, o, { kind: 'similar', sketch: fitSketch(sketch), metric: o.metric, threshold: o.threshold, top, scan: o.scan ?? true }, (msg) => {
+  await runQuery(url, o, { kind: 'similar', sketch: encodeSketchWithin(sketch, 1, LIMITS.maxSketchBytes), metric: o.metric, threshold: o.threshold, top, scan: o.scan ?? true }, (msg) => {
     if (msg.t !== 'similarFound') return false
     if (msg.files.length > top) throw new BadAnswer(`the server sent ${msg.files.length} files; ${top} were asked for`)
     answer = { files: msg.files, scan: msg.scan }

@@ -11,7 +11,7 @@ import {
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
-import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, type MetricName } from '../similarity/index.js'
 import { sameMtime, sampleChunks, updateSketchIndex, type FileRecord, type SketchIndex, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
@@ -1024,9 +1024,10 @@ class Receiver {
     t.sketch = new Mailbox(signal, 'sketch')
     this.#out.post({ t: 'sketchWant', id: t.id })
     // The seed's sketch while the sender makes its own.
-    // With its exact windows: used against a sender's sketch of format 2 (an older sender's
-    // format 1 is compared by Gear's identities, which both have).
-    const own = await sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }), { windows: true })
+    // With its exact windows for a sender of version 5 (its sketch is of format 2); an older
+    // sender's format 1 is compared by Gear's identities, which any sketch has.
+    const windows = (this.d.version ?? PROTOCOL_VERSION) >= QUERY_PROTOCOL_VERSION
+    const own = await sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }), { windows })
     const raw = await t.sketch.next()
     if (raw === null) return undefined
     let target

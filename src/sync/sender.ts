@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { POSTED_BYTES, probeAnchorKeys, probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
 import { digestBytes, FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
-import { encodeSketch, sketchBytes, sketchStream } from '../similarity/index.js'
+import { encodeSketchWithin, sketchBytes, sketchStream } from '../similarity/index.js'
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
 import { ListOffer } from './list-offer.js'
@@ -88,8 +88,9 @@ const MAX_ANSWERING = 64
 const MAX_QUEUED_PLANS = 1024
 
 /**
- * Files up to this size offer a similarity sketch (`sketchable`): ~16 KB of sketch per MiB, so
- * 1 MiB at most, in one message; it is read again to make it, only when the receiver asks.
+ * Files up to this size offer a similarity sketch (`sketchable`): ~16 KB of sketch per MiB in
+ * format 1, 34 KB in format 2 (cut to fit a message when larger); it is read again to make it,
+ * only when the receiver asks.
  */
 const SKETCH_MAX_FILE_BYTES = 64 * 1024 * 1024
 
@@ -497,7 +498,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       if (e !== undefined && e.size <= SKETCH_MAX_FILE_BYTES) {
         // Format 2 (each anchor's exact windows) to a receiver of version 5 on; it reads both.
         const format = (d.version ?? PROTOCOL_VERSION) >= QUERY_PROTOCOL_VERSION ? 2 : 1
-        sketch = encodeSketch(await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true }), { windows: format === 2 }), format)
+        const full = await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true }), { windows: format === 2 })
+        // Long repeats can hold more anchors than a message (a 64 MiB file of one 2 KiB block: 3.9 MB).
+        sketch = encodeSketchWithin(full, format, LIMITS.maxSketchBytes)
       }
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK') throw err

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { decodeSketch, encodeSketch, sketchBytes } from '../../src/similarity/index.js'
+import { atLevel, decodeSketch, encodeSketch, encodeSketchWithin, sketchBytes } from '../../src/similarity/index.js'
 import { isDsyncError } from '../../src/errors.js'
 import { randomBytes } from '../support/random.js'
 
@@ -34,4 +34,15 @@ t.test('random or cut bytes give BAD_DATA, never anything else', async (t) => {
     { numRuns: 300 },
   )
   t.pass()
+})
+
+t.test('encodeSketchWithin cuts a sketch to coarser levels until it fits', async (t) => {
+  const s = sketchBytes(randomBytes(9, 1 << 20), { windows: true })
+  const full = encodeSketch(s)
+  const cut = encodeSketchWithin(s, 2, 10_000)
+  t.ok(full.length > 30_000 && cut.length <= 10_000, `${full.length} → ${cut.length} bytes`)
+  const back = decodeSketch(cut)
+  t.ok(back.level > s.level)
+  t.same(back, atLevel(s, back.level), 'the anchors of a coarser level, windows and all')
+  t.same(encodeSketchWithin(s, 2, full.length), full, 'one that fits goes as it is')
 })

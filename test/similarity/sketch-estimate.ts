@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { decodeSketch, encodeSketch, estimateSimilarity, sketchBytes, type SketchEstimate } from '../../src/similarity/index.js'
+import { GEAR } from '../../src/chunk/index.js'
 import { randomBytes } from '../support/random.js'
 
 /** Sketches with their exact windows (format 2). */
@@ -123,4 +124,31 @@ t.test('a small file against a big one compares at the big one\'s level, with a 
   const r = estimateSimilarity(sketchBytes(small), sketchBytes(big))
   near(t, r, 'containmentAinB', 1, 'slice of a big file')
   t.ok(r.level > 0 && r.anchorsA > 0)
+})
+
+t.test('a run of a short period after different bytes is shared whole (repeats merge only on equal 64-byte windows)', async (t) => {
+  // A 16-byte period whose Gear h is sampled inside the run (its steady h has ≥ 12 leading zeros).
+  const sampled = (pat: Uint8Array): boolean => {
+    let h = 0
+    let most = 0
+    for (let i = 0; i < 32 + 32; i++) {
+      h = ((h << 1) + GEAR[pat[i % 16]!]!) | 0
+      if (i >= 48) most = Math.max(most, Math.clz32(h))
+    }
+    return most >= 12
+  }
+  let seed = 1000
+  while (!sampled(randomBytes(seed, 16))) seed++
+  const pattern = randomBytes(seed, 16)
+  const run = concat(...Array.from({ length: 1024 }, () => pattern)) // 16 KiB
+  const tail = randomBytes(74, 16_384)
+  const a = concat(randomBytes(72, 32_768), run, tail)
+  const b = concat(randomBytes(73, 32_768), run, tail)
+  const [sa, sb] = [sketchBytes(a, W), sketchBytes(b, W)]
+  // Merged on Gear's identities alone (56 bytes), the run's first anchor, whose 64-byte window
+  // reaches into the bytes before it, took the whole run's count, and missed in the other file.
+  const heaviest = (s: typeof sa): number => s.windows!.w64[s.count.indexOf(Math.max(...s.count))]!
+  t.ok(Math.max(...sb.count) > 100, `the run is one anchor of count ${Math.max(...sb.count)}`)
+  t.equal(heaviest(sb), heaviest(sa), 'its 64-byte window is the run\'s own, the same in both files')
+  t.ok(estimateSimilarity(sa, sb).containmentAinB > 0.75, 'so the run counts as shared')
 })

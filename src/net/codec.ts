@@ -9,7 +9,7 @@ import {
   type WireScan, type WireSessionOptions, type WireSimilarFile, type WireStateEntry,
 } from '../../protocol/messages.js'
 import { MAX_SHOWN_CANDIDATES, type ChangeStatus, type GroupPiece, type FileEntry, type Message, type MessageOf, type MessageTag, type SeedShown, type SessionOptions, type StateEntry, type SyncOp } from './messages.js'
-import { WireFields, checkBytes, checkInt, checkPath, checkStr, isPlainMap, typeName } from './wire-fields.js'
+import { WireFields, checkBytes, checkInt, checkNum, checkPath, checkStr, isPlainMap, typeName } from './wire-fields.js'
 
 /**
  * The msgpack codec: domain `Message` ⇄ one binary frame. The only file that imports msgpackr.
@@ -374,7 +374,7 @@ const CODECS: CodecTable = {
         const at = `files[${i}]`
         if (!Array.isArray(raw) || raw.length !== 8) throw f.bad(at, 'must be [path, size, jaccard, dice, lcs, containment, containedIn, errorBound]')
         const [path, size, ...shares] = raw as unknown[]
-        const [jaccard, dice, lcs, containment, containedIn, errorBound] = shares.map((v, k) => checkShare(f, `${at}[${k + 2}]`, v))
+        const [jaccard, dice, lcs, containment, containedIn, errorBound] = shares.map((v, k) => checkNum(f, `${at}[${k + 2}]`, v, 0, 1))
         return { path: checkPath(f, `${at}.path`, path, false), size: checkInt(f, `${at}.size`, size, 0, Number.MAX_SAFE_INTEGER), jaccard: jaccard!, dice: dice!, lcs: lcs!, containment: containment!, containedIn: containedIn!, errorBound: errorBound! }
       }),
       ...(f.has('scan') && { scan: scanFromWire(f) }),
@@ -394,12 +394,6 @@ const CODECS: CodecTable = {
       ...(f.has('scan') && { scan: scanFromWire(f) }),
     }),
   },
-}
-
-/** A share 0..1 (a similarity, an error bound). */
-function checkShare(f: WireFields, at: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) throw f.bad(at, `must be a number in [0, 1], got ${typeName(v)}`)
-  return v
 }
 
 function scanToWire(s: SketchScanResult): WireScan {
@@ -424,14 +418,14 @@ function groupPieceFromWire(f: WireFields, at: string, raw: unknown): GroupPiece
     cont,
     files: files.map((x: unknown, k) => {
       if (!Array.isArray(x) || x.length !== 3) throw f.bad(`${at}.files[${k}]`, 'must be [path, size, similarity]')
-      return { path: checkPath(f, `${at}.files[${k}]`, x[0], false), size: checkInt(f, `${at}.files[${k}].size`, x[1], 0, Number.MAX_SAFE_INTEGER), similarity: checkShare(f, `${at}.files[${k}].similarity`, x[2]) }
+      return { path: checkPath(f, `${at}.files[${k}]`, x[0], false), size: checkInt(f, `${at}.files[${k}].size`, x[1], 0, Number.MAX_SAFE_INTEGER), similarity: checkNum(f, `${at}.files[${k}].similarity`, x[2], 0, 1) }
     }),
     pairs: pairs.map((x: unknown, k) => {
       if (!Array.isArray(x) || x.length !== 3) throw f.bad(`${at}.pairs[${k}]`, 'must be [a, b, similarity]')
       return {
         a: checkInt(f, `${at}.pairs[${k}].a`, x[0], 0, LIMITS.maxGroupRows - 1),
         b: checkInt(f, `${at}.pairs[${k}].b`, x[1], 0, LIMITS.maxGroupRows - 1),
-        similarity: checkShare(f, `${at}.pairs[${k}].similarity`, x[2]),
+        similarity: checkNum(f, `${at}.pairs[${k}].similarity`, x[2], 0, 1),
       }
     }),
   }
@@ -702,9 +696,7 @@ function summaryFromWire(f: WireFields): Record<string, number> {
 function candidatesFromWire(f: WireFields): SeedShown[] {
   return f.array('candidates', MAX_SHOWN_CANDIDATES).map((pair, i) => {
     if (!Array.isArray(pair) || pair.length !== 2) throw f.bad(`candidates[${i}]`, 'must be a [path, similarity] pair')
-    const sim = pair[1]
-    if (typeof sim !== 'number' || !Number.isFinite(sim) || sim < 0 || sim > 1) throw f.bad(`candidates[${i}]`, 'similarity must be a number in [0, 1]')
-    return { path: checkPath(f, `candidates[${i}]`, pair[0], false), similarity: sim }
+    return { path: checkPath(f, `candidates[${i}]`, pair[0], false), similarity: checkNum(f, `candidates[${i}].similarity`, pair[1], 0, 1) }
   })
 }
 

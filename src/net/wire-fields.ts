@@ -47,11 +47,7 @@ export class WireFields {
 
   /** A finite number in [min, max]. */
   num(field: string, min: number, max: number): number {
-    const v = this.raw(field)
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
-      throw this.bad(field, `must be a number in [${min}, ${max}], got ${typeName(v)}`)
-    }
-    return v
+    return checkNum(this, field, this.raw(field), min, max)
   }
 
   /** Bytes, `exact` long or at most `max` long. Returned as a plain Uint8Array view (no copy). */
@@ -91,6 +87,13 @@ export function checkStr(f: WireFields, field: string, v: unknown, maxBytes: num
   if (typeof v !== 'string') throw f.bad(field, `must be a string, got ${typeName(v)}`)
   if (v.length > maxBytes || Buffer.byteLength(v) > maxBytes) throw f.bad(field, `is longer than ${maxBytes} bytes`)
   if (pattern !== undefined && !pattern.test(v)) throw f.bad(field, `does not match ${pattern}`)
+  return v
+}
+
+export function checkNum(f: WireFields, field: string, v: unknown, min: number, max: number): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw f.bad(field, `must be a number in [${min}, ${max}], got ${typeName(v)}`)
+  }
   return v
 }
 

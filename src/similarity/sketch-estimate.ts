@@ -59,6 +59,17 @@ function hexKey(short: number, prior: number): string {
   return (prior >>> 0).toString(16).padStart(8, '0') + (short >>> 0).toString(16).padStart(8, '0')
 }
 
+/** Two sketches compare by their exact windows only when both have them (format 2). */
+function bothExact(x: Sketch, y: Sketch): boolean {
+  return x.windows !== undefined && y.windows !== undefined
+}
+
+/** The second half of anchor k's long identity (with h(p)): its exact 64 bytes' (format 2), or
+ *  Gear's h(p − 32). */
+function longPart(s: Sketch, exact: boolean, k: number): number {
+  return exact ? s.windows!.w64[k]! : s.prior[k]!
+}
+
 interface Coverage {
   /** estimated share of the file's bytes found in the other file, 0..1 */
   readonly cov: number
@@ -80,16 +91,17 @@ interface Coverage {
 function coverage(x: Sketch, y: Sketch): Coverage {
   // Both of format 2: the exact windows; else (format 1 on either side) Gear's identities, every
   // short-only hit taken as an edge.
-  const exact = x.windows !== undefined && y.windows !== undefined
+  const exact = bothExact(x, y)
   const ids = (s: Sketch): { short: (k: number) => number; long: (k: number) => number; centred: (k: number) => number | undefined } => {
     const w = s.windows
+    const long = (k: number): number => longKey(s.short[k]!, longPart(s, exact, k))
     return exact
       ? {
           short: (k) => longKey(s.short[k]!, w!.w32[k]!),
-          long: (k) => longKey(s.short[k]!, w!.w64[k]!),
+          long,
           centred: (k) => (w!.centred[k] === NO_AHEAD ? undefined : longKey(s.short[k]!, w!.centred[k]!)),
         }
-      : { short: (k) => s.short[k]!, long: (k) => longKey(s.short[k]!, s.prior[k]!), centred: () => undefined }
+      : { short: (k) => s.short[k]!, long, centred: () => undefined }
   }
   const [ix, iy] = [ids(x), ids(y)]
   const shorts = new Set<number>()
@@ -127,9 +139,9 @@ function coverage(x: Sketch, y: Sketch): Coverage {
 
 /** Weight of X's long hits that also keep their order in Y (heaviest common subsequence). */
 function orderedHits(x: Sketch, y: Sketch): number {
-  const exact = x.windows !== undefined && y.windows !== undefined
+  const exact = bothExact(x, y)
   const items = (s: Sketch): KeyedWeight[] =>
-    Array.from(s.short, (short, k) => ({ length: s.count[k]!, fp: hexKey(short, exact ? s.windows!.w64[k]! : s.prior[k]!) }))
+    Array.from(s.short, (short, k) => ({ length: s.count[k]!, fp: hexKey(short, longPart(s, exact, k)) }))
   return lcsWeight(items(y), items(x))
 }
 

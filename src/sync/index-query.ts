@@ -18,6 +18,15 @@ import { SessionScope, sessionError } from './session-scope.js'
 const ROWS_PER_MESSAGE = 4096
 const PATH_BYTES_PER_MESSAGE = 1 << 20
 
+/** What the server answers a query with: the served tree, its store, the session's signal. */
+interface QueryDeps {
+  readonly root: string
+  readonly store: Store
+  readonly signal: AbortSignal
+  /** a file the index update could not read (it is left out) */
+  readonly onSkipped?: (err: DsyncError) => void
+}
+
 /**
  * The server's side: answers the session's one query on the tree at `root`. The session ends
  * with the client: reading goes on while the server scans and answers (the client says nothing
@@ -26,7 +35,7 @@ const PATH_BYTES_PER_MESSAGE = 1 << 20
  */
 export async function answerQuery(
   channel: Channel,
-  deps: { readonly root: string; readonly store: Store; readonly signal: AbortSignal; readonly onSkipped?: (err: DsyncError) => void },
+  deps: QueryDeps,
 ): Promise<SketchScanResult | undefined> {
   const inbox = channel.messages()[Symbol.asyncIterator]()
   const first = await inbox.next()
@@ -52,7 +61,7 @@ export async function answerQuery(
 async function answer(
   channel: Channel,
   q: IndexQuery,
-  deps: { readonly root: string; readonly store: Store; readonly signal: AbortSignal; readonly onSkipped?: (err: DsyncError) => void },
+  deps: QueryDeps,
 ): Promise<SketchScanResult | undefined> {
   const index = deps.store.sketchIndex()
   // A file the server cannot read is left out of the index, as locally (`dsync similar` warns).

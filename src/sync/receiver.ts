@@ -11,7 +11,7 @@ import {
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
-import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, type MetricName } from '../similarity/index.js'
 import { sameMtime, sampleChunks, updateSketchIndex, type FileRecord, type SketchIndex, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
@@ -25,7 +25,7 @@ import { Mailbox } from './mailbox.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import type { RoleDeps } from './session.js'
+import { peerReadsWindows, type RoleDeps } from './session.js'
 import { parentDir, sameSummary, TreeSummary } from './tree-summary.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
@@ -1024,10 +1024,9 @@ class Receiver {
     t.sketch = new Mailbox(signal, 'sketch')
     this.#out.post({ t: 'sketchWant', id: t.id })
     // The seed's sketch while the sender makes its own.
-    // With its exact windows for a sender of version 5 (its sketch is of format 2); an older
-    // sender's format 1 is compared by Gear's identities, which any sketch has.
-    const windows = (this.d.version ?? PROTOCOL_VERSION) >= QUERY_PROTOCOL_VERSION
-    const own = await sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }), { windows })
+    // With its exact windows when the sender's sketch has them (format 2); an older sender's
+    // format 1 is compared by Gear's identities, which any sketch has.
+    const own = await sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }), { windows: peerReadsWindows(this.d) })
     const raw = await t.sketch.next()
     if (raw === null) return undefined
     let target

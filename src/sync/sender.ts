@@ -6,7 +6,7 @@ import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
 import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
-import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { POSTED_BYTES, probeAnchorKeys, probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
 import { digestBytes, FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
 import { encodeSketchWithin, sketchBytes, sketchStream } from '../similarity/index.js'
@@ -18,7 +18,7 @@ import { Mailbox } from './mailbox.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import type { RoleDeps } from './session.js'
+import { peerReadsWindows, type RoleDeps } from './session.js'
 
 /** Everything the sender role needs, given by the flow (push on the client, pull on the server). */
 export interface SenderDeps extends RoleDeps {
@@ -496,8 +496,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     try {
       const e = files.get(path)
       if (e !== undefined && e.size <= SKETCH_MAX_FILE_BYTES) {
-        // Format 2 (each anchor's exact windows) to a receiver of version 5 on; it reads both.
-        const format = (d.version ?? PROTOCOL_VERSION) >= QUERY_PROTOCOL_VERSION ? 2 : 1
+        const format = peerReadsWindows(d) ? 2 : 1
         const full = await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true }), { windows: format === 2 })
         // Long repeats can hold more anchors than a message (a 64 MiB file of one 2 KiB block: 3.9 MB).
         sketch = encodeSketchWithin(full, format, LIMITS.maxSketchBytes)

@@ -2,7 +2,7 @@ import { mkdir, stat } from 'node:fs/promises'
 import { chunkParams, type ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { fsError } from '../fs/index.js'
-import type { FileEntry, SessionOptions } from '../net/index.js'
+import { PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type FileEntry, type SessionOptions } from '../net/index.js'
 import { Store } from '../store/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../similarity/index.js'
 import type { FileEvent, SyncReport, SyncSummary } from './report.js'
@@ -23,6 +23,12 @@ export interface RoleDeps {
   /** called with the entries of the file list: those sent (or received), and those a directory
    *  summary stood for (§4.9); the server keeps them as the client replica's bases (PeerBases) */
   readonly onListed?: (entries: readonly FileEntry[]) => void
+}
+
+/** Whether the peer of a session reads sketches of format 2 (each anchor's exact windows):
+ *  version 5 on (QUERY_PROTOCOL_VERSION), or this build's own when the version is not known. */
+export function peerReadsWindows(d: Pick<RoleDeps, 'version'>): boolean {
+  return (d.version ?? PROTOCOL_VERSION) >= QUERY_PROTOCOL_VERSION
 }
 
 /** Chunk params every dsync uses for sync: both sides must cut the same way. */

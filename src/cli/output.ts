@@ -117,9 +117,9 @@ export function formatSummary(s: SyncSummary): string {
     ['literal', `${formatBytes(s.literalBytes)} (before compression)`],
     ['wire sent', formatBytes(s.wireBytesSent)],
     ['wire received', formatBytes(s.wireBytesReceived)],
-    // A no-op sends only the file list: total size ÷ a few hundred bytes is a big number that
-    // says nothing about deltas.
-    ['speedup', isNoOp(s) ? `none to measure: nothing changed, ${formatBytes(onWire)} on the wire (the file list)` : `${s.speedup.toFixed(1)}× (total size ÷ wire bytes)`],
+    // A no-op sends only the file list (to a peer of version 4 on, the tree summary): total size
+    // ÷ a few hundred bytes is a big number that says nothing about deltas.
+    ['speedup', isNoOp(s) ? `none to measure: nothing changed, ${formatBytes(onWire)} on the wire (the file list or tree summary)` : `${s.speedup.toFixed(1)}× (total size ÷ wire bytes)`],
     ['files read', `${s.filesRead} on this side (changed since its last scan; the rest matched size and mtime)`],
     ['time', `${(s.durationMs / 1000).toFixed(2)} s`],
   ]

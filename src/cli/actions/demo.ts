@@ -112,7 +112,7 @@ export async function runDemo(ctx: CliContext, o: DemoCliOptions): Promise<void>
     say('\n== 2. A day of work on the home machine')
     for (const line of await editSampleTree(home)) say(`  - ${line}`)
     const second = await run('3. Second push: deltas against the most similar file the server has')
-    const third = await run('4. Third push, nothing changed: no file is read, only the file list crosses the wire')
+    const third = await run('4. Third push, nothing changed: no file is read, only the tree summary crosses the wire')
     const twoWay = await twoWayRound(home, work, server.url, token, say, ctx.signal)
     const equal = sameTree(await treeFingerprint(home), await treeFingerprint(work))
     say(`\n== Result`)

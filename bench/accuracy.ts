@@ -8,7 +8,7 @@
 import { cdcCutter, chunkBytes, chunkParams } from '../src/chunk/index.js'
 import { compare, estimateSimilarity, profile, sketchBytes, METRIC_NAMES, type MetricName } from '../src/similarity/index.js'
 import { decodeSketch, encodeSketch, type SketchEstimate } from '../src/similarity/index.js'
-import { editedPair, loadCorpus, PATTERNS, type DataKind, type EditedPair, type PatternName } from './support/edit-patterns.js'
+import { corpusOrigin, editedPair, loadCorpus, PATTERNS, type DataKind, type EditedPair, type PatternName } from './support/edit-patterns.js'
 import { KiB, MiB, seededBytes } from './support/data.js'
 import { printEnvironment, printTable, type Cell } from './support/table.js'
 import { mbps, time } from './support/timing.js'
@@ -56,6 +56,7 @@ const quick = process.argv.includes('--quick')
 
 function measure(sizes: readonly number[]): Row[] {
   const text = loadCorpus()
+  console.log(`text pairs cut from: ${corpusOrigin()}`)
   const rows: Row[] = []
   let seed = 1000
   for (const pattern of PATTERNS) {

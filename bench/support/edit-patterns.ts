@@ -5,6 +5,7 @@
  * (every 64-byte window of Y in a set, every window of X looked up). Only the LCS truth uses
  * the recipe: the heaviest chain of copied segments in order in both files.
  */
+import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,18 +35,66 @@ export interface EditedPair {
 
 const WINDOW = 64
 
-/** The repository's own sources and docs: real text (code and prose) for the text pairs. */
+/**
+ * The text pairs are cut from the repository's own sources and docs (code and prose), as they
+ * were at one fixed commit: read from the working tree, every commit changed the corpus and so
+ * the figures (scattered MAE 2.4–3.1 over five runs of the same sketch code); pinned, runs at
+ * different commits compare. Falls back to the working tree (and says so) without git history.
+ */
+export const CORPUS_COMMIT = '9caf8c9642409c76b772210765bb7e514b791c0b'
+const CORPUS_DIRS = ['src', 'test', 'bench', 'protocol']
+const isCorpusFile = (path: string): boolean => /\.(ts|md)$/.test(path)
+
+let corpusSource = ''
+/** Where the text corpus came from, for the bench's header. */
+export function corpusOrigin(): string {
+  return corpusSource
+}
+
 function corpus(): Uint8Array {
   const root = fileURLToPath(new URL('../../../', import.meta.url))
+  try {
+    return pinnedCorpus(root)
+  } catch (e) {
+    corpusSource = `working tree (commit ${CORPUS_COMMIT.slice(0, 7)} not readable: ${(e as Error).message.split('\n')[0]})`
+    return workingTreeCorpus(root)
+  }
+}
+
+/** The corpus files at CORPUS_COMMIT, in path order (git sorts ls-tree by path). */
+function pinnedCorpus(root: string): Uint8Array {
+  const git = (args: string[], input?: string): Buffer =>
+    execFileSync('git', ['-C', root, ...args], { input, maxBuffer: 256 * 1024 * 1024, stdio: ['pipe', 'pipe', 'pipe'] })
+  const listing = git(['ls-tree', '-r', CORPUS_COMMIT, '--', ...CORPUS_DIRS, 'README.md']).toString()
+  const ids = listing.split('\n').flatMap((line) => {
+    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/.exec(line)
+    return m !== null && isCorpusFile(m[2]) ? [m[1]] : []
+  })
+  const out = git(['cat-file', '--batch'], ids.join('\n') + '\n')
+  const parts: Buffer[] = []
+  let at = 0
+  for (const id of ids) {
+    const nl = out.indexOf(10, at)
+    const [oid, , size] = out.subarray(at, nl).toString().split(' ')
+    if (oid !== id) throw new Error(`git cat-file: expected ${id}, got ${oid}`)
+    parts.push(out.subarray(nl + 1, nl + 1 + Number(size)))
+    at = nl + 1 + Number(size) + 1
+  }
+  const text = Buffer.concat(parts)
+  corpusSource = `sources at ${CORPUS_COMMIT.slice(0, 7)}, ${ids.length} files, ${text.length} bytes`
+  return text
+}
+
+function workingTreeCorpus(root: string): Uint8Array {
   const parts: Buffer[] = []
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir).sort()) {
       const p = join(dir, name)
       if (statSync(p).isDirectory()) walk(p)
-      else if (/\.(ts|md)$/.test(name)) parts.push(readFileSync(p))
+      else if (isCorpusFile(name)) parts.push(readFileSync(p))
     }
   }
-  for (const d of ['src', 'test', 'bench', 'protocol']) walk(join(root, d))
+  for (const d of CORPUS_DIRS) walk(join(root, d))
   parts.push(readFileSync(join(root, 'README.md')))
   return Buffer.concat(parts)
 }

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises'
+import { lstat, stat } from 'node:fs/promises'
 import { DsyncError } from '../errors.js'
 import { fsError } from './fs-error.js'
 import { openRegular } from './open-regular.js'
@@ -96,4 +96,26 @@ export async function* openFilesSource(
   opts: FileSourceOptions = {},
 ): AsyncGenerator<Uint8Array> {
   for (const p of paths) yield* openFileSource(p, opts)
+}
+
+/**
+ * Yields what `source` yields (the bytes of the file at `path`, opened on the first read), and
+ * checks that the file has the same size and mtime after the read as just before it: bytes of
+ * a file written while being read are a mix of two versions, which no digest computed along
+ * the way can tell. Throws SOURCE_CHANGED, naming the file `name`, when it changed (or went).
+ */
+export async function* unchangedWhileRead(source: AsyncIterable<Uint8Array>, path: string, name: string): AsyncGenerator<Uint8Array> {
+  const stamp = async (): Promise<string> => {
+    try {
+      const st = await lstat(path)
+      return `${st.ino}:${st.size}:${st.mtimeMs}`
+    } catch {
+      return 'gone'
+    }
+  }
+  const before = await stamp()
+  yield* source
+  if ((await stamp()) !== before) {
+    throw new DsyncError('SOURCE_CHANGED', `${name}: changed while it was being sent; not written (run again once it is stable)`, { path: name })
+  }
 }

@@ -3,7 +3,7 @@
 export { Store, STORE_FILE_NAME } from './state-store.js'
 export type { FileRecord, StoredRecord } from './record-codec.js'
 export type { Candidate } from './candidates.js'
-export { SAMPLE_MODULUS, MIN_HASHES, sampleFingerprints, sampleChunks, probeFingerprints } from './sampling.js'
+export { SAMPLE_MODULUS, MIN_HASHES, passesSample, sampleFingerprints, sampleChunks, probeFingerprints } from './sampling.js'
 export { MAX_POSTINGS } from './content-index.js'
 export { readRecord, type ReadResult } from './read-record.js'
 export { isBase, sameMtime, type FileVersion, type SyncBase } from './sync-base.js'

@@ -22,6 +22,7 @@ import { deleteExtras } from './delete-extras.js'
 import { Semaphore } from './limit.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
+import { WINDOWED_PROBE_BYTES } from './probe.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
@@ -621,8 +622,10 @@ class Receiver {
       // A large file's list is asked for whatever the keys say: it becomes the file's record (a
       // sample above 256 chunks), which chunking the file here as it is written would otherwise
       // make. That cost the receiver 0.35 s of CPU per 256 MiB (+17%, wall +15%) to save 100 KB
-      // (0.04%). (Such a file is probed only for its digest: #wantProbe.)
-      let wantList = msg.size > WHOLE_KEPT_BYTES
+      // (0.04%). (Such a file is probed only for its digest: #wantProbe.) Not a file over
+      // WINDOWED_PROBE_BYTES probed by windows: its list would cost the sender a whole read
+      // before the first byte goes; sent whole, it gets its record when first read as a seed.
+      let wantList = msg.size > WHOLE_KEPT_BYTES && (msg.size <= WINDOWED_PROBE_BYTES || msg.digest !== undefined)
       try {
         if (msg.digest !== undefined && (await this.#resolveLocally(t, msg.digest))) return this.#settle(t)
         // The index as it stands first; the rest of the tree is read only when it finds nothing.
@@ -710,7 +713,7 @@ class Receiver {
    * record) or of a size some file here has (the probe's digest may make it a local copy).
    */
   #wantProbe(e: FileEntry): boolean {
-    return e.size > PROBE_ABOVE_BYTES && (e.size <= WHOLE_KEPT_BYTES || this.#files.hasFileOfSize(e.size))
+    return e.size > PROBE_ABOVE_BYTES && (e.size <= WHOLE_KEPT_BYTES || e.size > WINDOWED_PROBE_BYTES || this.#files.hasFileOfSize(e.size))
   }
 
   #newTransfer(entry: FileEntry, current: Transfer['current'], attempt: number): Transfer {
@@ -1105,8 +1108,9 @@ class Receiver {
       // A file asked for whole, or sent whole after its probe, came with no list: it is small
       // (#probed), and chunked in memory from the bytes written (a streaming chunker per file
       // cost 8 of the receiver's 44 CPU s on 20,000 such files). One that grew on the sender
-      // past WHOLE_KEPT_BYTES since is read when first needed as a seed.
-      const written: Uint8Array[] | undefined = cameWithoutList(t) ? [] : undefined
+      // past WHOLE_KEPT_BYTES since, or a large one probed by windows, is read when first
+      // needed as a seed.
+      const written: Uint8Array[] | undefined = cameWithoutList(t) && (t.size ?? t.entry.size) <= WHOLE_KEPT_BYTES ? [] : undefined
       let writtenBytes = 0
       let onWrite: ((b: Uint8Array) => Promise<void> | void) | undefined
       if (tee !== undefined) {
@@ -1132,8 +1136,8 @@ class Receiver {
       })
       tee?.end()
       this.#dirty.add(dirname(abs))
-      const content: ChunkList | undefined = written !== undefined
-        ? (writtenBytes <= WHOLE_KEPT_BYTES ? { chunks: chunkBytes(Buffer.concat(written), this.#cutter()) } : undefined)
+      const content: ChunkList | undefined = cameWithoutList(t)
+        ? (written !== undefined && writtenBytes <= WHOLE_KEPT_BYTES ? { chunks: chunkBytes(Buffer.concat(written), this.#cutter()) } : undefined)
         : chunking !== undefined ? { chunks: await chunking } : { chunks: t.chunks, sampled: keepsSample }
       await this.#record(path, abs, res.digest, content)
       // A sender that predates `refine.whole` sends its delta all the same: say what came.

@@ -2,19 +2,21 @@ import {
   decodeRefineSignature, decodeSignature, EMPTY_SIGNATURE, encodeDelta, encodeMatchedDelta, encodeMatches, matchTarget, MAX_MATCHES, refineMatches,
   storedDelta, type DeltaStats, type SeedReader, type Signature,
 } from '../delta/index.js'
+import { cutterFor } from '../chunk/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
-import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, type TreeEntry } from '../fs/index.js'
+import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, unchangedWhileRead, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
-import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
-import { POSTED_BYTES, probeAnchorKeys, probeFingerprints, sampleChunks, type FileRecord } from '../store/index.js'
-import { digestBytes, FINGERPRINT_BYTES, fingerprintToBytes } from '../hash/index.js'
+import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { POSTED_BYTES, probeAnchorKeys, sampleChunks, type FileRecord } from '../store/index.js'
+import { digestBytes } from '../hash/index.js'
 import { encodeSketchWithin, sketchBytes, sketchStream } from '../similarity/index.js'
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
 import { ListOffer } from './list-offer.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
+import { PROBE_KEYS, probeKeys, probeWindows, windowedProbeKeys } from './probe.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
@@ -43,13 +45,6 @@ export interface SenderDeps extends RoleDeps {
  * chunks as they are instead of chunking the file it wrote again.
  */
 const SAMPLE_ABOVE_CHUNKS = 256
-
-/**
- * Keys in a probe (PROTOCOL.md §4.6): 8 × 4 bytes. A file sharing half its chunks with a file of
- * the receiver misses all 8 with probability 1/256; one sharing a quarter (no seed by the 50%
- * rule anyway) with 1/10.
- */
-const PROBE_KEYS = 8
 
 /**
  * Sketch anchors in a probe (PROTOCOL.md §4.6): one per 4 KiB of the file, 8 to 64 (4 bytes
@@ -123,6 +118,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     params: d.params, exclude: d.options.exclude, checksum: d.options.checksum, keepContent: !d.options.checksum, signal, onError: skipped,
   })
   const listable = d.only === undefined ? undefined : withParents(d.only)
+  const cutter = cutterFor(d.params)
   const digests = new Map<string, FileRecord['digest']>()
   // With --checksum every file is listed with its digest; so is every file two-way sync sends
   // (`only`): the plan already knows they differ, and the receiver's quick check must not take
@@ -294,12 +290,19 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // Sent whole, a file is read into a new buffer each time, which its literal frames keep
       // instead of copying (DeltaWriter.literal).
       const fresh = plan.method === 'whole' && kept === undefined
-      const source = kept !== undefined ? [kept] : openFileSource(await resolveInside(d.root, path), { signal, noFollow: true, fresh })
       // Sent whole, a file read for its list this session is not hashed again: the digest the
       // list carried ends the delta, and the receiver, which checks the bytes against it, asks
       // again if the file changed in between (0.15 of the sender's 1.4 CPU s for 256 MiB).
       const digest = listedDigest.get(plan.id)
       listedDigest.delete(plan.id)
+      let source: Uint8Array[] | AsyncIterable<Uint8Array> = [kept!]
+      if (kept === undefined) {
+        const abs = await resolveInside(d.root, path)
+        source = openFileSource(abs, { signal, noFollow: true, fresh })
+        // With no digest from before (a large file probed by windows), the digest is of the
+        // bytes as read: a file that changed meanwhile must not pass for one version.
+        if (digest === undefined) source = unchangedWhileRead(source, abs, path)
+      }
       const delta = plan.refine === true
         ? await refinedDelta(plan.id, path, sig, source, kept)
         : encodeDelta(sig, source, { signal, level, ownedInput: fresh, ...(plan.method === 'whole' && digest !== undefined && { digest }) })
@@ -416,6 +419,11 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
    *  again (the receiver saw the file change while it was being sent), the file is looked at
    *  afresh. Undefined when it vanished or cannot be read (`skipped` said why). */
   const recordFor = async (path: string): Promise<FileRecord | undefined> => {
+    await lookAfresh(path)
+    return files.record(path)
+  }
+  /** The entry of a wanted file, looked at again when it was asked for before. */
+  const lookAfresh = async (path: string): Promise<TreeEntry | undefined> => {
     const e = listedFile(path)
     if (listed.has(path)) {
       try {
@@ -423,14 +431,46 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         files.set({ ...e, size: st.size, mtimeMs: st.mtimeMs })
         await files.forget(path) // read afresh, whatever its size and mtime say
       } catch {
-        files.delete(path) // gone: the read below says so
+        files.delete(path) // gone: the read says so
       }
     }
     listed.add(path)
-    return files.record(path)
+    return files.get(path)
+  }
+  /**
+   * A probe of a large file from windows of its bytes (probe.ts): no record, so nothing read
+   * whole before the receiver has said whether it holds a seed. Sent whole next, the file is
+   * read once, and hashed as it goes (its digest ends the delta). False when the file is not
+   * one for windows; true when answered (with an empty list if it cannot be read now).
+   */
+  const windowedProbe = async (msg: Extract<Message, { t: 'want' }>): Promise<boolean> => {
+    const e = files.get(msg.path)
+    const windows = msg.probe === true && msg.digest !== true && e?.kind === 'file' ? probeWindows(e.size, d.params) : undefined
+    if (windows === undefined) return false
+    const now = await lookAfresh(msg.path)
+    let keys: Uint8Array | undefined
+    let abs = msg.path
+    try {
+      abs = await resolveInside(d.root, msg.path)
+      if (now !== undefined) keys = await windowedProbeKeys(abs, windows, cutter, signal)
+    } catch (err) {
+      if (!isDsyncError(err) || err.code === 'ABORTED') throw err
+      // Named by its path in the tree, as readRecord's errors are: the peer is told of it.
+      if (err.code !== 'NOT_FOUND') skipped(new DsyncError(err.code, err.message.replace(abs, msg.path), { path: msg.path, cause: err }))
+    }
+    if (now === undefined || keys === undefined) {
+      smallWanted.delete(msg.id)
+      postList(msg.id, undefined)
+      return true
+    }
+    paths.set(msg.id, msg.path)
+    probed.add(msg.id)
+    out.post({ t: 'probe', id: msg.id, size: now.size, keys })
+    return true
   }
 
   const answerWant = async (msg: Extract<Message, { t: 'want' }>): Promise<void> => {
+    if (await windowedProbe(msg)) return
     const rec = await recordFor(msg.path)
     if (rec !== undefined) {
       paths.set(msg.id, msg.path)
@@ -604,18 +644,6 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     else d.report.add({ path, action: 'unchanged', size: files.get(path)?.size ?? 0 })
   }
   d.report.countScan(files.filesRead)
-}
-
-/** A probe's keys (PROTOCOL.md §4.6): the first PROBE_KEY_BYTES of each probe fingerprint. */
-function probeKeys(chunks: FileRecord['chunks']): Uint8Array {
-  const fps = probeFingerprints(chunks, PROBE_KEYS)
-  const full = new Uint8Array(FINGERPRINT_BYTES)
-  const keys = new Uint8Array(fps.length * PROBE_KEY_BYTES)
-  fps.forEach((fp, i) => {
-    fingerprintToBytes(fp, full)
-    keys.set(full.subarray(0, PROBE_KEY_BYTES), i * PROBE_KEY_BYTES)
-  })
-  return keys
 }
 
 /** A file's bytes in memory as a SeedReader (a small file kept from its read). */

@@ -5,12 +5,13 @@
 import t, { type Test } from 'tap'
 import { readFile, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
-import { chunkBytes, cutterFor } from '../../src/chunk/index.js'
+import { chunkBytes, chunkParams, cutterFor } from '../../src/chunk/index.js'
 import { EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
 import { digestBytes } from '../../src/hash/index.js'
 import { memoryChannelPair, wrapChannel, type Channel, type Message, type MessageTag } from '../../src/net/index.js'
 import { probeFingerprints, sampleChunks, sampleFingerprints, Store } from '../../src/store/index.js'
 import { runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
+import { probeWindows, WINDOWED_PROBE_BYTES, windowedProbeKeys } from '../../src/sync/probe.js'
 import { within } from '../support/hostile.js'
 import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
@@ -101,6 +102,67 @@ t.test('a copy at a new path: the probe carries the digest (a file of its size i
   t.notOk(sent.has('data'), 'no data')
   t.match(report.events.find((e) => e.path === 'copy.bin'), { action: 'copy', seed: 'a.bin' })
   t.ok((await readFile(join(work, 'copy.bin'))).equals(content))
+})
+
+t.test('a new file over 64 MiB is probed by windows: nothing read whole before it goes, no list, sent whole, recorded here by its digest alone', async (t) => {
+  const huge = randomBytes(11, WINDOWED_PROBE_BYTES + 3_000_000)
+  const home = await tempTree(t, { 'huge.bin': huge })
+  const work = await tempTree(t, { 'other.bin': randomBytes(12, 2_000_000) })
+  const { report, sent, back, probed } = await pushOnce(t, home, work)
+  t.same(probed, ['huge.bin'], 'probed although no file of its size is here')
+  t.equal(sent.get('probe'), 1)
+  t.notOk(sent.has('chunks'), 'no chunk list')
+  t.notOk(back.has('chunksWant'), 'no key found')
+  t.equal(back.get('wholeWant'), 1)
+  t.match(report.events.find((e) => e.path === 'huge.bin'), { action: 'new' })
+  t.ok((await readFile(join(work, 'huge.bin'))).equals(huge))
+  const sender = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
+  t.equal(sender.get('huge.bin'), undefined, 'the sender made no record: it never chunked the file')
+  await sender.close()
+  const receiver = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  t.equal(receiver.get('huge.bin'), undefined, 'no chunk list recorded here (read when first needed as a seed)')
+  t.equal(receiver.getBase('huge.bin')?.digest, digestBytes(huge), 'its base: the digest of what was written')
+  await receiver.close()
+})
+
+t.test('a large file at a new path made mostly of one here is found by its windows, and comes as a delta', async (t) => {
+  const base = randomBytes(13, WINDOWED_PROBE_BYTES + 1_000_000)
+  const edited = Buffer.concat([base.subarray(0, 30_000_000), randomBytes(14, 70_000), base.subarray(30_000_000)])
+  const home = await tempTree(t, { 'moved/b.bin': edited })
+  const work = await tempTree(t, { 'a.bin': base })
+  const { report, sent, back, probed } = await pushOnce(t, home, work)
+  t.same(probed, ['moved/b.bin'])
+  t.equal(sent.get('probe'), 1)
+  t.equal(back.get('chunksWant'), 1, 'a key found: the list asked for')
+  const ev = report.events.find((e) => e.path === 'moved/b.bin')
+  t.match(ev, { action: 'delta', seed: 'a.bin' })
+  t.ok((ev?.literalBytes ?? Infinity) < 1_000_000, `literals ${ev?.literalBytes} for a 70 KB insertion`)
+  t.ok((await readFile(join(work, 'moved/b.bin'))).equals(edited))
+})
+
+t.test('probe windows: spread over the file, inside it, on block bounds for fixed-size blocks; none for files that are not large', async (t) => {
+  t.equal(probeWindows(WINDOWED_PROBE_BYTES, SYNC_CHUNK_PARAMS), undefined, 'at the limit: read whole')
+  const size = 1024 ** 3 + 12_345
+  const w = probeWindows(size, SYNC_CHUNK_PARAMS)!
+  t.equal(w.offsets.length, 16)
+  t.equal(w.offsets[0], 0)
+  t.equal(w.offsets.at(-1)! + w.bytes, size, 'the last window ends at the end')
+  t.ok(w.offsets.every((o, i) => i === 0 || o > w.offsets[i - 1]! + w.bytes), 'windows do not overlap')
+  const fsp = chunkParams({ kind: 'fsp', avg: 10_000 })
+  t.ok(probeWindows(size, fsp)!.offsets.every((o) => o % 10_000 === 0), 'fixed-size blocks: offsets on block bounds')
+  t.equal(probeWindows(200 * 1024 * 1024, chunkParams({ avg: 2 * 1024 * 1024 })), undefined, 'huge chunks: windows would read most of the file')
+})
+
+t.test('windowed keys are fingerprints of the file\'s own chunks that the index samples', async (t) => {
+  const data = randomBytes(15, WINDOWED_PROBE_BYTES + 5_000_000)
+  const home = await tempTree(t, { 'f.bin': data })
+  const cut = cutterFor(SYNC_CHUNK_PARAMS)
+  const keys = await windowedProbeKeys(join(home, 'f.bin'), probeWindows(data.length, SYNC_CHUNK_PARAMS)!, cut)
+  const whole = new Set(sampleFingerprints(chunkBytes(data, cut)).map((fp) => fp.slice(0, 8)))
+  const got: string[] = []
+  for (let o = 0; o < keys.length; o += 4) got.push(Buffer.from(keys.subarray(o, o + 4)).toString('hex'))
+  t.equal(got.length, 32)
+  t.ok(got.every((k) => whole.has(k)), 'every key starts a sampled fingerprint of the whole file\'s chunks')
 })
 
 /** The receiver role on `root`, and a scripted sender's end of its channel. */

@@ -62,12 +62,42 @@ interface TempFile {
   rename(to: string): Promise<void> | void
 }
 
+/**
+ * A large file's data is flushed to disk as it is written: an fdatasync is started (not waited
+ * for) each time this many more bytes have been written, one at a time, so the fsync before the
+ * rename has only the tail left. Writing 1 GiB in 1 MiB writes then fsyncing, by hand on this
+ * 2-vCPU VM (4 runs each, in turns): 0.51–2.53 s (the writes alone took 0.24–2.2 s when 1 GiB
+ * of dirty pages built up, the fsync 0.26–0.35 s); flushed every 64 MiB: 0.35–0.43 s (fsync
+ * 19–43 ms). rsync does not fsync at all.
+ */
+const FLUSH_EVERY_BYTES = 64 * 1024 * 1024
+
 function asyncTemp(path: string, fh: FileHandle): TempFile {
   let open = true
+  let unflushed = 0
+  let flushing: Promise<void> | undefined
+  let flushError: unknown
   return {
     path,
-    write: async (bytes, at, length) => (await fh.write(bytes, at, length)).bytesWritten,
+    write: async (bytes, at, length) => {
+      if (flushError !== undefined) throw flushError
+      const n = (await fh.write(bytes, at, length)).bytesWritten
+      unflushed += n
+      if (unflushed >= FLUSH_EVERY_BYTES && flushing === undefined) {
+        unflushed = 0
+        flushing = fh.datasync().then(
+          () => (flushing = undefined),
+          (err: unknown) => {
+            flushError = err
+            flushing = undefined
+          },
+        )
+      }
+      return n
+    },
     async finish(mode, mtimeMs) {
+      await flushing
+      if (flushError !== undefined) throw flushError
       if (mode !== undefined) await fh.chmod(mode)
       // Seconds as a double keep sub-millisecond precision; a Date would round to the millisecond.
       if (mtimeMs !== undefined) await fh.utimes(Date.now() / 1000, stableUtime(mtimeMs))
@@ -76,6 +106,7 @@ function asyncTemp(path: string, fh: FileHandle): TempFile {
       await fh.close()
     },
     abandon: async () => {
+      await flushing
       if (open) await fh.close().catch(() => undefined)
     },
     rename: (to) => rename(path, to),

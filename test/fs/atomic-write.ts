@@ -69,3 +69,29 @@ t.test('creates a new file; a missing directory is NOT_FOUND, a directory in the
   await t.rejects(writeAtomically(join(dir, 'sub'), async () => undefined), { code: 'NOT_A_FILE', message: /is a directory/ })
   t.same((await readdir(dir)).sort(), ['new.bin', 'sub'])
 })
+
+t.test('a file of several flush intervals (64 MiB each, flushed while written) is whole; an error with a flush under way leaves the old file and no temp file', async (t) => {
+  const dir = await tempTree(t, { 'f.bin': 'old' })
+  const out = join(dir, 'f.bin')
+  const piece = new Uint8Array(1024 * 1024)
+  const pieces = 150
+  await writeAtomically(out, async (sink) => {
+    for (let i = 0; i < pieces; i++) {
+      piece.fill(i & 0xff)
+      await sink.write(piece)
+    }
+  })
+  const back = await readFile(out)
+  t.equal(back.length, pieces * piece.length)
+  t.ok([0, 63, 64, 65, 128, 149].every((i) => back[i * piece.length] === i && back[(i + 1) * piece.length - 1] === i), 'every piece where it was written')
+  t.same(await readdir(dir), ['f.bin'])
+  await t.rejects(
+    writeAtomically(out, async (sink) => {
+      for (let i = 0; i < 65; i++) await sink.write(piece) // a flush starts at 64 MiB
+      throw new DsyncError('DIGEST_MISMATCH', 'boom')
+    }),
+    { code: 'DIGEST_MISMATCH' },
+  )
+  t.equal((await stat(out)).size, pieces * piece.length, 'the old file as it was')
+  t.same(await readdir(dir), ['f.bin'], 'no temp file')
+})

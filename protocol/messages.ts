@@ -233,7 +233,9 @@ export type WireMessage =
     }
   | { t: 'done'; summary: Record<string, number> }
   /** Informational, either way, never ends the session: the server waits for another session
-   *  on the tree; the sender could not read a file (`path`, `code`: it is not sent). */
+   *  on the tree; the sender could not read a file (`path`, `code`: it is not sent); a file
+   *  whose data is coming changed as it was read (`code` SOURCE_CHANGED: its data ends short,
+   *  and the receiver asks again, §4.6 "Windows"). */
   | { t: 'notice'; message: string; path?: string; code?: string }
   | { t: 'error'; code: string; message: string }
   /** (sync, S→C) the server's tree and how each path changed since the last sync with the

@@ -100,7 +100,7 @@ export async function* openFilesSource(
 
 /**
  * Yields what `source` yields (the bytes of the file at `path`, opened on the first read), and
- * checks that the file has the same size and mtime after the read as just before it: bytes of
+ * checks that the file has the same inode, size, mtime and ctime after the read as just before it: bytes of
  * a file written while being read are a mix of two versions, which no digest computed along
  * the way can tell. Throws SOURCE_CHANGED, naming the file `name`, when it changed (or went).
  */
@@ -108,7 +108,7 @@ export async function* unchangedWhileRead(source: AsyncIterable<Uint8Array>, pat
   const stamp = async (): Promise<string> => {
     try {
       const st = await lstat(path)
-      return `${st.ino}:${st.size}:${st.mtimeMs}`
+      return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
     } catch {
       return 'gone'
     }

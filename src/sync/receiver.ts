@@ -159,6 +159,9 @@ interface Transfer {
   retried: boolean
   /** asked for again after the disk was full, to be written alone */
   retriedForSpace?: boolean
+  /** the sender said (a SOURCE_CHANGED notice) that the file changed while it sent it: its
+   *  data ends short, and the file is asked for again as for a digest that does not match */
+  changedOnSender?: boolean
   /** the sender answers a `sketchWant` for it (version 2, files up to 64 MiB) */
   sketchable?: boolean
   /** the sketch asked for, once asked (see #sketchSimilarity) */
@@ -372,13 +375,22 @@ class Receiver {
         if (box === undefined) throw new DsyncError('BAD_MESSAGE', `sketch for file id ${msg.id}, which was not asked for`)
         return box.push(msg.sketch)
       }
-      case 'notice':
+      case 'notice': {
+        // A file whose data is coming changed on the sender as it was read (it had no digest to
+        // send before its data: a large file probed by windows): what came is not written, and
+        // the file is asked for again.
+        const changed = msg.code === 'SOURCE_CHANGED' && msg.path !== undefined ? this.#streamingPath(msg.path) : undefined
+        if (changed !== undefined) {
+          changed.changedOnSender = true
+          return
+        }
         // A file the sender could not read: its error, here too (it is not coming).
         if (msg.path !== undefined) {
           this.d.report.add({ path: msg.path, action: 'error', code: msg.code ?? 'IO', message: msg.message })
           this.#unread.add(msg.path)
         } else this.d.onNotice?.(msg.message)
         return
+      }
       default:
         throw new DsyncError('BAD_MESSAGE', `unexpected "${msg.t}" message from the sender`)
     }
@@ -428,6 +440,13 @@ class Receiver {
     // A bundle held all of it: nothing more may come for this request.
     if (t.bundled === true) throw new DsyncError('BAD_MESSAGE', `data for file id ${id}, which came whole in a bundle`)
     return t
+  }
+
+  /** The transfer whose data is coming for `path` (its queue open), if any: at most the want
+   *  window's 64 are in flight. */
+  #streamingPath(path: string): Transfer | undefined {
+    for (const t of this.#transfers.values()) if (t.entry.path === path && t.queue !== undefined && t.dataSeen === true) return t
+    return undefined
   }
 
   #transfer(id: number): Transfer {
@@ -1162,11 +1181,11 @@ class Receiver {
         // after the files already queued (some of which may fit).
         this.#diskFull = true
         this.#enqueue({ ...this.#newTransfer(t.entry, t.current, t.attempt), retriedForSpace: true })
-      } else if (sourceChanged(err, seed) && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
+      } else if ((sourceChanged(err, seed) || t.changedOnSender === true) && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
         // Changed on the sender while it was read: ask again; the sender reads it afresh.
         this.#enqueue(this.#newTransfer(t.entry, t.current, t.attempt + 1))
       } else {
-        const e = sourceChanged(err, seed)
+        const e = sourceChanged(err, seed) || t.changedOnSender === true
           ? new DsyncError('SOURCE_CHANGED', `${path}: changed on the sender each of the ${t.attempt} times it was sent; not written (run again once it is stable)`, { path })
           : asFileError(err, path, 'write it')
         this.#fail(path, e, t.id)

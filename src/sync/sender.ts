@@ -268,8 +268,14 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
    * for whole and nothing sent, it drops the file quietly: a notice tells it why (as an
    * unreadable file's chunk list does), and a file gone since the walk is no error.
    */
-  const fileFailed = (err: unknown, id: number, path: string, whole: boolean, sentAny: boolean): void => {
+  const fileFailed = async (err: unknown, id: number, path: string, whole: boolean, sentAny: boolean): Promise<void> => {
     if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK' || err.code === 'BAD_MESSAGE') throw err
+    if (err.code === 'SOURCE_CHANGED' && sentAny) {
+      // Changed while it was read, with no digest sent before (unchangedWhileRead): the receiver
+      // is told before the data ends short, and asks again or says what became of it.
+      await channel.send({ t: 'notice', message: err.message, code: err.code, path })
+      return
+    }
     if (whole && !sentAny) {
       if (err.code !== 'NOT_FOUND') skipped(err)
     } else {
@@ -313,7 +319,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       }
       stats.set(plan.id, delta.stats())
     } catch (err) {
-      fileFailed(err, plan.id, path, whole, sentAny)
+      await fileFailed(err, plan.id, path, whole, sentAny)
     }
     await channel.send({ t: 'dataEnd', id: plan.id })
     // A file asked for whole that sent nothing is dropped quietly by the receiver: no result.
@@ -397,7 +403,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       stats.set(id, { targetSize: content.length, copiedBytes: 0, literalBytes: content.length, encodedBytes: size })
       await sendBundle(full)
     } catch (err) {
-      fileFailed(err, id, path, whole, false)
+      await fileFailed(err, id, path, whole, false)
       smallWanted.delete(id)
       await channel.send({ t: 'dataEnd', id })
     } finally {
@@ -448,17 +454,18 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     const windows = msg.probe === true && msg.digest !== true && e?.kind === 'file' ? probeWindows(e.size, d.params) : undefined
     if (windows === undefined) return false
     const now = await lookAfresh(msg.path)
+    const at = now === undefined ? undefined : probeWindows(now.size, d.params)
     let keys: Uint8Array | undefined
     let abs = msg.path
     try {
       abs = await resolveInside(d.root, msg.path)
-      if (now !== undefined) keys = await windowedProbeKeys(abs, windows, cutter, signal)
+      if (at !== undefined) keys = await windowedProbeKeys(abs, at, cutter, signal)
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED') throw err
       // Named by its path in the tree, as readRecord's errors are: the peer is told of it.
       if (err.code !== 'NOT_FOUND') skipped(new DsyncError(err.code, err.message.replace(abs, msg.path), { path: msg.path, cause: err }))
     }
-    if (now === undefined || keys === undefined) {
+    if (now === undefined || at === undefined || keys === undefined) {
       smallWanted.delete(msg.id)
       postList(msg.id, undefined)
       return true
@@ -585,7 +592,15 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // Once, after a probe: a flood of asks would each read a record, or queue a send.
         if (path === undefined || !probed.delete(msg.id)) throw new DsyncError('BAD_MESSAGE', `${msg.t} for file id ${msg.id}, which was not answered with a probe (or was asked already)`)
         if (msg.t === 'chunksWant') {
-          scope.spawn(async () => postList(msg.id, await files.record(path)))
+          scope.spawn(async () => {
+            // After a probe by windows the record is read only now: gone since, the file is
+            // dropped (the receiver settles an empty list without a result); else its digest
+            // ends a whole send, as for any list.
+            const rec = await files.record(path)
+            if (rec === undefined) paths.delete(msg.id)
+            else listedDigest.set(msg.id, rec.digest)
+            postList(msg.id, rec)
+          })
         } else {
           queueWhole(msg.id)
         }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { open, readdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { writeAtomically } from '../../src/fs/index.js'
 import { DsyncError } from '../../src/errors.js'
@@ -75,6 +75,17 @@ t.test('a file of several flush intervals (64 MiB each, flushed while written) i
   const out = join(dir, 'f.bin')
   const piece = new Uint8Array(1024 * 1024)
   const pieces = 150
+  // FileHandle's prototype, to count and fail its datasync calls.
+  const probe = await open(out, 'r')
+  const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> }
+  await probe.close()
+  const datasync = proto.datasync
+  t.teardown(() => void (proto.datasync = datasync))
+  let flushes = 0
+  proto.datasync = function (this: unknown) {
+    flushes++
+    return datasync.call(this)
+  }
   await writeAtomically(out, async (sink) => {
     for (let i = 0; i < pieces; i++) {
       piece.fill(i & 0xff)
@@ -85,6 +96,7 @@ t.test('a file of several flush intervals (64 MiB each, flushed while written) i
   t.equal(back.length, pieces * piece.length)
   t.ok([0, 63, 64, 65, 128, 149].every((i) => back[i * piece.length] === i && back[(i + 1) * piece.length - 1] === i), 'every piece where it was written')
   t.same(await readdir(dir), ['f.bin'])
+  t.ok(flushes >= 1 && flushes <= 2, `flushed while written (${flushes} of 2 intervals; one at a time)`)
   await t.rejects(
     writeAtomically(out, async (sink) => {
       for (let i = 0; i < 65; i++) await sink.write(piece) // a flush starts at 64 MiB
@@ -93,5 +105,22 @@ t.test('a file of several flush intervals (64 MiB each, flushed while written) i
     { code: 'DIGEST_MISMATCH' },
   )
   t.equal((await stat(out)).size, pieces * piece.length, 'the old file as it was')
+  t.same(await readdir(dir), ['f.bin'], 'no temp file')
+})
+
+t.test('a flush that fails fails the write: IO, the old file intact, no temp file', async (t) => {
+  const dir = await tempTree(t, { 'f.bin': 'old' })
+  const out = join(dir, 'f.bin')
+  const probe = await open(out, 'r')
+  const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> }
+  await probe.close()
+  const datasync = proto.datasync
+  t.teardown(() => void (proto.datasync = datasync))
+  proto.datasync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO', syscall: 'fdatasync' }))
+  const piece = new Uint8Array(1024 * 1024)
+  await t.rejects(writeAtomically(out, async (sink) => {
+    for (let i = 0; i < 100; i++) await sink.write(piece)
+  }), { code: 'IO', message: /EIO/ })
+  t.equal(await readFile(out, 'utf8'), 'old')
   t.same(await readdir(dir), ['f.bin'], 'no temp file')
 })

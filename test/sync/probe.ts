@@ -3,7 +3,7 @@
  * the list only when a key is found here, the digest only when a file of the size is here.
  */
 import t, { type Test } from 'tap'
-import { readFile, utimes } from 'node:fs/promises'
+import { appendFile, readFile, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chunkBytes, chunkParams, cutterFor } from '../../src/chunk/index.js'
 import { EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
@@ -26,14 +26,18 @@ async function openStore(t: Test, root: string): Promise<Store> {
 
 /** Both roles in one process, home → work; every message type counted by direction, and the
  *  paths each `want` asked with a probe. */
-async function pushOnce(t: Test, home: string, work: string): Promise<{ report: SyncReport; sent: Map<MessageTag, number>; back: Map<MessageTag, number>; probed: string[] }> {
+async function pushOnce(t: Test, home: string, work: string, onSend?: (msg: Message) => Promise<void>): Promise<{ report: SyncReport; sent: Map<MessageTag, number>; back: Map<MessageTag, number>; probed: string[] }> {
   const [a, b] = memoryChannelPair()
   const sent = new Map<MessageTag, number>()
   const back = new Map<MessageTag, number>()
   const probed: string[] = []
   const count = (m: Map<MessageTag, number>, msg: Message) => m.set(msg.t, (m.get(msg.t) ?? 0) + 1)
   const tapped = wrapChannel(a, {
-    send: (msg) => (count(sent, msg), a.send(msg)),
+    send: async (msg) => {
+      count(sent, msg)
+      await onSend?.(msg)
+      return a.send(msg)
+    },
     messages: async function* () {
       for await (const m of a.messages()) {
         count(back, m)
@@ -138,6 +142,24 @@ t.test('a large file at a new path made mostly of one here is found by its windo
   t.match(ev, { action: 'delta', seed: 'a.bin' })
   t.ok((ev?.literalBytes ?? Infinity) < 1_000_000, `literals ${ev?.literalBytes} for a 70 KB insertion`)
   t.ok((await readFile(join(work, 'moved/b.bin'))).equals(edited))
+})
+
+t.test('a large file that changes while it is sent with no digest before: the receiver is told, writes nothing of it, and asks again', async (t) => {
+  const huge = randomBytes(16, WINDOWED_PROBE_BYTES + 3_000_000)
+  const home = await tempTree(t, { 'huge.bin': huge })
+  const work = await tempTree(t, {})
+  let appended = false
+  const { report, sent } = await pushOnce(t, home, work, async (msg) => {
+    if (msg.t === 'data' && !appended) {
+      appended = true // the first piece is out; the rest is read after this
+      await appendFile(join(home, 'huge.bin'), 'tail')
+    }
+  })
+  t.ok(appended)
+  t.equal(sent.get('notice'), 1, 'one SOURCE_CHANGED notice')
+  t.equal(sent.get('chunks'), 1, 'asked again: its list this time (a retry is not probed), read whole on the sender')
+  t.same(report.events.filter((e) => e.action === 'error'), [], 'no error: the second read was stable')
+  t.ok((await readFile(join(work, 'huge.bin'))).equals(Buffer.concat([huge, Buffer.from('tail')])), 'the file as it is now')
 })
 
 t.test('probe windows: spread over the file, inside it, on block bounds for fixed-size blocks; none for files that are not large', async (t) => {

@@ -23,14 +23,14 @@ const C_LOG_C = Float64Array.from({ length: SLICE + 1 }, (_, c) => (c > 0 ? c * 
  * incompressible data spends. A frame misjudged incompressible is stored raw: correct, only
  * larger. The probe misses compressible stretches shorter than 32 KiB between its slices, and
  * redundancy at distances over 1 KiB inside random-looking data (a random block repeated far
- * apart).
+ * apart). `slices` fewer than SLICES: a thinner probe (see compressFrame's `thinProbe`).
  */
-export function looksIncompressible(raw: Uint8Array): boolean {
+export function looksIncompressible(raw: Uint8Array, slices: number = SLICES): boolean {
   if (raw.length < MIN_PROBED) return false
   const hist = new Uint16Array(256)
   const last = new Int32Array(1 << 10)
-  const step = Math.floor((raw.length - SLICE) / (SLICES - 1))
-  for (let s = 0; s < SLICES; s++) {
+  const step = Math.floor((raw.length - SLICE) / (slices - 1))
+  for (let s = 0; s < slices; s++) {
     const start = s * step
     hist.fill(0)
     last.fill(-1)

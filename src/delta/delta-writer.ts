@@ -9,6 +9,9 @@ const MAX_PENDING_OPS_BYTES = 256 * 1024
 
 /** First size of the literal frame buffer (it grows to LITERAL_FRAME_BYTES as needed). */
 const FIRST_FRAME_BYTES = 16 * 1024
+/** Full frames in a row stored raw (they looked random) after which frames are probed thinly
+ *  (compressFrame's `thinProbe`): 4 MiB of a file's literals. */
+const RANDOM_FRAMES_TO_THIN = 4
 
 /**
  * Turns a sequence of copy(seedOffset, length) and literal(bytes) calls into delta records:
@@ -21,6 +24,8 @@ export class DeltaWriter {
    *  small files slow (allocation and GC were ~25% of a 2,000-file push, --cpu-prof). */
   #frame = new Uint8Array(FIRST_FRAME_BYTES)
   #frameLen = 0
+  /** full frames stored raw in a row (RANDOM_FRAMES_TO_THIN) */
+  #randomFrames = 0
   readonly #ops = new ByteWriter(4096)
   #litRun = 0 // literal bytes not yet covered by a LIT record
   #copyOff = 0
@@ -69,7 +74,10 @@ export class DeltaWriter {
     this.#endLiteral()
     const raw = owned ?? (this.#frameLen > 0 ? this.#frame.subarray(0, this.#frameLen) : undefined)
     if (raw !== undefined) {
-      const f = compressFrame(raw, this.opts)
+      // After a few frames that all looked random (a media file, an archive), the next ones are
+      // probed thinly; one that does not look random brings the full probe back.
+      const f = compressFrame(raw, this.#randomFrames >= RANDOM_FRAMES_TO_THIN ? { ...this.opts, thinProbe: true } : this.opts)
+      this.#randomFrames = f.codec === CODEC.STORED && raw.length >= LITERAL_FRAME_BYTES / 2 ? this.#randomFrames + 1 : 0
       const h = new ByteWriter(16)
       h.u8(OP.FRAME)
       h.u8(f.codec)

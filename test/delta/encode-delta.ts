@@ -178,3 +178,19 @@ t.test('overwrites two blocks apart cost two blocks: the block between is taken 
   t.equal(stats.literalBytes, 3 * 256, 'only the three overwritten blocks are literal')
   t.ok(equalBytes(await patchBytes(seed, delta), target), 'rebuilt target equals the target')
 })
+
+t.test('after 4 frames that look random, frames are probed thinly; a frame that does not look random brings the full probe back', async (t) => {
+  const MiB = 1 << 20
+  const text = new TextEncoder().encode('export function main(argv: string[]): number { return argv.length }\n'.repeat(16 * 1024))
+  const randoms = [1, 2, 3, 4, 5].map((s) => randomBytes(100 + s, MiB))
+  // 40 KiB of text between the thin probe's slices (one every ~146 KiB), on one of the full probe's (one every ~33 KiB)
+  const mixed = randomBytes(99, MiB)
+  mixed.set(text.subarray(0, 40 * 1024), 40_000)
+  const size = async (frames: Uint8Array[]): Promise<number> => (await collect(encodeDelta(EMPTY_SIGNATURE, frames).bytes)).reduce((n, b) => n + b.length, 0)
+  const thin = await size([...randoms, mixed])
+  t.ok(thin > 6 * MiB, `after 5 random frames the mixed one is stored: ${thin} bytes for 6 MiB`)
+  const full = await size([...randoms.slice(0, 4), text.subarray(0, MiB), mixed])
+  t.ok(full < 5 * MiB - 30 * 1024, `after a text frame it is compressed again: ${full} bytes for 4 MiB random + 1 MiB text + the mixed one`)
+  const fresh = await size([mixed])
+  t.ok(fresh < MiB - 30 * 1024, `alone, the mixed frame is compressed: ${fresh}`)
+})

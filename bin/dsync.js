@@ -1,11 +1,30 @@
 #!/usr/bin/env node
 // dsync's executable: hands the real process to the CLI and sets the exit code.
+import { statSync } from 'node:fs'
 
 // libuv's thread pool runs every asynchronous file call; its default of 4 threads filled up with
 // fsyncs of written files, and every open, write and rename of the others waited behind them.
 // It must be set before the pool's first use, hence before the CLI is imported.
 process.env.UV_THREADPOOL_SIZE ??= '16'
-const { main } = await import('../dist/src/cli/main.js')
+const { main } = await import(entry())
+
+/**
+ * The CLI bundled (bin/bundle.js: one file and a chunk per command's action, ~0.14 s less to
+ * start than ~150 modules loaded one by one) when it was built after the last compile, else the
+ * compiled modules: a compile alone (`npx tsc`) must not leave an older bundle running.
+ */
+function entry() {
+  const mtime = (rel) => {
+    try {
+      return statSync(new URL(rel, import.meta.url)).mtimeMs
+    } catch {
+      return undefined
+    }
+  }
+  const bundled = mtime('../dist/bundle/main.js')
+  const compiled = Math.max(mtime('../dist/.tsbuildinfo') ?? 0, mtime('../dist/.tsbuildinfo-build') ?? 0, mtime('../dist/src/cli/main.js') ?? 0)
+  return bundled !== undefined && bundled >= compiled ? '../dist/bundle/main.js' : '../dist/src/cli/main.js'
+}
 
 const controller = new AbortController()
 let interrupted = false

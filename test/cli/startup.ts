@@ -16,6 +16,8 @@ import { tempTree } from '../support/temp.js'
 const BIN = fileURLToPath(new URL('../../../bin/dsync.js', import.meta.url))
 const MODULE_LOG = fileURLToPath(new URL('../support/module-log.js', import.meta.url))
 const DIST_SRC = new URL('../../src/', import.meta.url).href
+const ROOT = new URL('../../../', import.meta.url)
+const BUNDLE = new URL('../../bundle/', import.meta.url).href
 const HEAVY_LAYERS = ['sync', 'net', 'store', 'compress']
 const HEAVY_PACKAGES = ['ws', 'lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'cli-progress']
 
@@ -29,10 +31,23 @@ async function loadedBy(args: readonly string[]): Promise<{ code: number; module
         err === null ? resolve(0) : typeof err.code === 'number' ? resolve(err.code) : reject(err),
       )
     })
-    return { code, modules: (await readFile(log, 'utf8')).split('\n').filter(Boolean) }
+    return { code, modules: await unbundled((await readFile(log, 'utf8')).split('\n').filter(Boolean)) }
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
+}
+
+/** The modules loaded, with each chunk of the bundle (bin/bundle.js, when bin/dsync.js runs it)
+ *  replaced by the modules esbuild put in it (dist/bundle/meta.json). */
+async function unbundled(modules: readonly string[]): Promise<string[]> {
+  if (!modules.some((m) => m.startsWith(BUNDLE))) return [...modules]
+  const meta = JSON.parse(await readFile(new URL('meta.json', BUNDLE), 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> }
+  return modules.flatMap((m) => {
+    if (!m.startsWith(BUNDLE)) return [m]
+    const out = meta.outputs[`dist/bundle/${m.slice(BUNDLE.length)}`]
+    if (out === undefined) throw new Error(`${m}: not a chunk of dist/bundle/meta.json (a stale bundle?)`)
+    return Object.keys(out.inputs).map((input) => new URL(input, ROOT).href)
+  })
 }
 
 /** The loaded modules of the heavy layers and packages, as `net/index.js`, `ws/lib/sender.js`. */

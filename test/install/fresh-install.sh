@@ -45,6 +45,8 @@ cd "$work/repo"
 start=$SECONDS
 npm ci --cache "$work/npm-cache" --no-audit --no-fund --loglevel=error
 installed=$SECONDS
+# The CLI runs bundled (bin/bundle.js, the prepare script): esbuild's binary is an npm package too.
+[ -f dist/bundle/main.js ] || { echo "fresh-install: npm ci made no dist/bundle/main.js" >&2; exit 1; }
 out="$(npx --cache "$work/npm-cache" dsync demo 2>&1)" || {
   echo "$out" >&2
   echo "fresh-install: npx dsync demo failed" >&2

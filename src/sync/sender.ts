@@ -36,6 +36,8 @@ export interface SenderDeps extends RoleDeps {
   /** list only these paths (and the directories above them): two-way sync sends what its
    *  plan says, not the whole tree */
   readonly only?: ReadonlySet<string>
+  /** how long a bundle may wait for more small files (default BUNDLE_HOLD_MS) */
+  readonly bundleHoldMs?: number
 }
 
 /**
@@ -70,6 +72,15 @@ const PROBE_ABOVE_CHUNKS = 16
  */
 const BUNDLE_HOLD_MS = 100
 const BUNDLE_GO_FILES = 32
+/**
+ * ...but not while the receiver is quiet this long: then it waits for what the sender holds (its
+ * window full of files in the bundle, or decided and waiting for their data), and the rest of the
+ * hold was dead time. 200 text files renamed and edited (bench/sync.ts "rename + edit"): bundles
+ * went every ~100 ms with nothing on the wire in between, ~1 s of the push's 1.7 s; with this,
+ * 1.76–2.07 → 1.03–1.09 s by hand, the same bytes (±1%). A first push of 5,000 small text files
+ * to tmpfs, in turns: 2.02–2.18 s and 335–342 KB against 1.98–2.19 s and 336 KB without.
+ */
+const BUNDLE_QUIET_MS = 5
 
 /** `want`s answered at once (each may be reading its file); more wait in the socket. */
 const MAX_ANSWERING = 64
@@ -340,6 +351,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /** when the bundle's first file went in, and the timer that sends it BUNDLE_HOLD_MS later */
   let bundleSince = 0
   let bundleHold: NodeJS.Timeout | undefined
+  /** when the last message from the receiver came (BUNDLE_QUIET_MS) */
+  let lastHeard = performance.now()
   /** A plan the bundle takes: a whole file, of at most BUNDLE_FILE_BYTES when listed. */
   const forBundle = (plan: PlanMessage): boolean =>
     bundle !== undefined && plan.method === 'whole' && plan.refine !== true && plan.signature === null && (files.get(paths.get(plan.id) ?? '')?.size ?? Infinity) <= BUNDLE_FILE_BYTES
@@ -370,13 +383,16 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     setImmediate(() => {
       bundleSendQueued = false
       if (done || signal.aborted || bundle.count === 0 || bundleReads > 0 || plans.some((p) => forBundle(p.plan))) return
-      const held = performance.now() - bundleSince
+      const now = performance.now()
+      const held = now - bundleSince
+      const quiet = now - lastHeard
       const more = smallWanted.size > bundle.count || unsettled.size > 0
-      if (more && bundle.count < BUNDLE_GO_FILES && held < BUNDLE_HOLD_MS) {
+      const hold = d.bundleHoldMs ?? BUNDLE_HOLD_MS
+      if (more && bundle.count < BUNDLE_GO_FILES && held < hold && quiet < BUNDLE_QUIET_MS) {
         bundleHold ??= setTimeout(() => {
           bundleHold = undefined
           sendBundleSoon()
-        }, BUNDLE_HOLD_MS - held)
+        }, Math.max(1, Math.min(hold - held, BUNDLE_QUIET_MS - quiet)))
         return
       }
       clearTimeout(bundleHold)
@@ -566,6 +582,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   try {
     for await (const msg of channel.messages()) {
       if (scope.failure !== undefined) throw scope.failure
+      lastHeard = performance.now()
       if (msg.t === 'want' && msg.whole === true) {
         // A small new file the receiver can build from nothing it has: no chunk list, no
         // plan; it goes whole now, one read (PROTOCOL.md §4).

@@ -283,3 +283,28 @@ t.test('a receiver flooding the sender with plans, or asking a sketch twice, end
     await t.rejects(sending, { code: 'BAD_MESSAGE', message: flood === 'plans' ? /more than 1024 files/ : /sketch asked twice/ }, flood)
   }
 })
+
+t.test('a bundle waiting for more small files goes once the receiver is quiet (it waits for the sender), not after its whole hold', async (t) => {
+  const files = { 'a.txt': randomBytes(51, 3000), 'b.txt': randomBytes(52, 3000), 'c.txt': randomBytes(53, 3000), 'd.txt': randomBytes(54, 3000) }
+  const home = await tempTree(t, files)
+  const [mine, peer] = memoryChannelPair()
+  // A hold of a minute: a bundle sent only when it ran out would fail `within` below.
+  const sending = runSender(mine, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal, bundleHoldMs: 60_000 })
+  sending.catch(() => undefined)
+  const bundled: number[] = []
+  await within(10_000, 'the bundled files', (async () => {
+    for await (const m of peer.messages()) {
+      if (m.t === 'summary') await peer.send({ t: 'summaryWant', paths: m.dirs.map((d) => d.path) })
+      if (m.t === 'filesEnd') {
+        // d.txt's list is asked for and never planned: the sender cannot know no plan is coming,
+        // so a bundle of the others waits for it.
+        await peer.send({ t: 'want', id: 4, path: 'd.txt' })
+        for (const [i, path] of ['a.txt', 'b.txt', 'c.txt'].entries()) await peer.send({ t: 'want', id: i + 1, path, whole: true })
+      }
+      if (m.t === 'bundle') bundled.push(...m.streams.map((s) => s.id))
+      if (bundled.length === 3) return
+    }
+  })())
+  t.same(bundled.sort(), [1, 2, 3], 'the three files asked for whole came bundled, long before the hold ended')
+  peer.close()
+})

@@ -42,6 +42,9 @@ export async function keepReason(e: TreeEntry, files: LocalFiles, store: Store, 
   return undefined
 }
 
+/** Extra files removed at once (deleteExtras). */
+const DELETE_AT_ONCE = 32
+
 /** --delete: removes what the sender does not have, deepest first; never what would lose work
  *  (keepReason: reported as kept). Run after the transfers: a file about to go may have been
  *  the seed of a renamed one. */
@@ -63,12 +66,15 @@ export async function deleteExtras(c: DeleteContext): Promise<void> {
   const visible = new Set<string>()
   for await (const e of walkTree(c.root, { exclude: c.options.exclude, signal: c.signal, onError: () => undefined })) visible.add(e.path)
   const extras = unlisted.filter((e) => visible.has(e.path)).sort((a, b) => (a.path < b.path ? 1 : -1))
-  for (const e of extras) {
+  // The store forgets the deleted files in one go: each forgotten file awaited alone was a commit
+  // of its own (two fdatasyncs), 2 ms a file (200 deletions: 0.39 s of a 1 s push).
+  const forgetting: Promise<void>[] = []
+  /** Removes one extra; returns what to report, so reports keep the extras' order. */
+  const remove = async (e: TreeEntry): Promise<() => void> => {
     try {
       const why = await keepReason(e, c.files, c.store, c.options.force)
       if (why !== undefined) {
-        c.event({ path: e.path, action: 'kept', code: 'CHANGED_ON_RECEIVER', message: `${e.path}: ${why}; not deleted (use --force to delete it)` })
-        continue
+        return () => c.event({ path: e.path, action: 'kept', code: 'CHANGED_ON_RECEIVER', message: `${e.path}: ${why}; not deleted (use --force to delete it)` })
       }
       if (!c.options.dryRun) {
         const abs = await resolveInside(c.root, e.path, { allowFinalSymlink: true })
@@ -76,20 +82,31 @@ export async function deleteExtras(c: DeleteContext): Promise<void> {
           try {
             await rmdir(abs)
           } catch (err) {
-            if ((err as NodeJS.ErrnoException).code === 'ENOTEMPTY') continue // holds kept files
+            if ((err as NodeJS.ErrnoException).code === 'ENOTEMPTY') return () => undefined // holds kept files
             throw err
           }
         } else await rm(abs, { force: true })
         if (e.kind === 'file') {
-          await c.store.delete(e.path)
-          await c.store.deleteBase(e.path)
+          const path = e.path
+          forgetting.push(Promise.all([c.store.delete(path), c.store.deleteBase(path)]).then(() => undefined, (err: unknown) => c.fail(path, asFileError(err, path, 'forget it in the state store'))))
         }
       }
-      c.files.delete(e.path)
-      c.knownDirs.delete(e.path)
-      c.event({ path: e.path, action: 'deleted' })
+      return () => {
+        c.files.delete(e.path)
+        c.knownDirs.delete(e.path)
+        c.event({ path: e.path, action: 'deleted' })
+      }
     } catch (err) {
-      c.fail(e.path, asFileError(err, e.path, 'delete it'))
+      return () => c.fail(e.path, asFileError(err, e.path, 'delete it'))
     }
   }
+  // Files (and links) DELETE_AT_ONCE at a time: one after the other, each a few round trips
+  // through the thread pool (its path checked, then removed), 200 took ~0.2 s. Then the
+  // directories, deepest first, once what was in them is gone.
+  const leaves = extras.filter((e) => e.kind !== 'dir')
+  for (let i = 0; i < leaves.length; i += DELETE_AT_ONCE) {
+    for (const report of await Promise.all(leaves.slice(i, i + DELETE_AT_ONCE).map(remove))) report()
+  }
+  for (const e of extras) if (e.kind === 'dir') (await remove(e))()
+  await Promise.all(forgetting)
 }

@@ -21,9 +21,12 @@ function entry() {
       return undefined
     }
   }
+  // tsc rewrites its build info whenever it emits; an installed package has none (and all its
+  // files one time). A tie (a coarse clock) goes to the modules: slower, never stale.
   const bundled = mtime('../dist/bundle/main.js')
-  const compiled = Math.max(mtime('../dist/.tsbuildinfo') ?? 0, mtime('../dist/.tsbuildinfo-build') ?? 0, mtime('../dist/src/cli/main.js') ?? 0)
-  return bundled !== undefined && bundled >= compiled ? '../dist/bundle/main.js' : '../dist/src/cli/main.js'
+  const built = [mtime('../dist/.tsbuildinfo'), mtime('../dist/.tsbuildinfo-build')].filter((t) => t !== undefined)
+  if (bundled === undefined) return '../dist/src/cli/main.js'
+  return built.every((t) => bundled > t) ? '../dist/bundle/main.js' : '../dist/src/cli/main.js'
 }
 
 const controller = new AbortController()

@@ -12,6 +12,8 @@ const FIRST_FRAME_BYTES = 16 * 1024
 /** Full frames in a row stored raw (they looked random) after which frames are probed thinly
  *  (compressFrame's `thinProbe`): 4 MiB of a file's literals. */
 const RANDOM_FRAMES_TO_THIN = 4
+/** While thin, every this-many-th frame is probed in full all the same. */
+const FULL_PROBE_EVERY = 8
 
 /**
  * Turns a sequence of copy(seedOffset, length) and literal(bytes) calls into delta records:
@@ -76,7 +78,10 @@ export class DeltaWriter {
     if (raw !== undefined) {
       // After a few frames that all looked random (a media file, an archive), the next ones are
       // probed thinly; one that does not look random brings the full probe back.
-      const f = compressFrame(raw, this.#randomFrames >= RANDOM_FRAMES_TO_THIN ? { ...this.opts, thinProbe: true } : this.opts)
+      // Every FULL_PROBE_EVERY-th frame is still probed in full: a stream misjudged once (its
+      // compressible parts between the thin slices) is not misjudged to its end.
+      const thin = this.#randomFrames >= RANDOM_FRAMES_TO_THIN && this.#randomFrames % FULL_PROBE_EVERY !== 0
+      const f = compressFrame(raw, thin ? { ...this.opts, thinProbe: true } : this.opts)
       this.#randomFrames = f.codec === CODEC.STORED && raw.length >= LITERAL_FRAME_BYTES / 2 ? this.#randomFrames + 1 : 0
       const h = new ByteWriter(16)
       h.u8(OP.FRAME)

@@ -351,8 +351,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /** when the bundle's first file went in, and the timer that sends it BUNDLE_HOLD_MS later */
   let bundleSince = 0
   let bundleHold: NodeJS.Timeout | undefined
-  /** when the last message from the receiver came (BUNDLE_QUIET_MS) */
+  /** when the last message from the receiver was taken (BUNDLE_QUIET_MS), and whether the
+   *  message loop is held (it takes no more until a want is answered) */
   let lastHeard = performance.now()
+  let loopHeld = false
   /** A plan the bundle takes: a whole file, of at most BUNDLE_FILE_BYTES when listed. */
   const forBundle = (plan: PlanMessage): boolean =>
     bundle !== undefined && plan.method === 'whole' && plan.refine !== true && plan.signature === null && (files.get(paths.get(plan.id) ?? '')?.size ?? Infinity) <= BUNDLE_FILE_BYTES
@@ -385,7 +387,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       if (done || signal.aborted || bundle.count === 0 || bundleReads > 0 || plans.some((p) => forBundle(p.plan))) return
       const now = performance.now()
       const held = now - bundleSince
-      const quiet = now - lastHeard
+      // Messages waiting in the socket while the loop is held (MAX_ANSWERING) are not quiet.
+      const quiet = loopHeld ? 0 : now - lastHeard
       const more = smallWanted.size > bundle.count || unsettled.size > 0
       const hold = d.bundleHoldMs ?? BUNDLE_HOLD_MS
       if (more && bundle.count < BUNDLE_GO_FILES && held < hold && quiet < BUNDLE_QUIET_MS) {
@@ -594,7 +597,11 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       } else if (msg.t === 'want') {
         // Answered in a task: the file may have to be read first, and reads overlap. A peer
         // that asks faster than files are read waits here (the receiver keeps 64 asked).
-        if (answering >= MAX_ANSWERING) await new Promise<void>((r) => (onAnswered = r))
+        if (answering >= MAX_ANSWERING) {
+          loopHeld = true
+          await new Promise<void>((r) => (onAnswered = r))
+          loopHeld = false
+        }
         answering++
         if (bundle !== undefined && (files.get(msg.path)?.size ?? Infinity) <= BUNDLE_FILE_BYTES) smallWanted.add(msg.id)
         scope.spawn(() => answerWant(msg), () => {

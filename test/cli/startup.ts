@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,11 +18,12 @@ const MODULE_LOG = fileURLToPath(new URL('../support/module-log.js', import.meta
 const DIST_SRC = new URL('../../src/', import.meta.url).href
 const ROOT = new URL('../../../', import.meta.url)
 const BUNDLE = new URL('../../bundle/', import.meta.url).href
+const DIST = new URL('../../', import.meta.url)
 const HEAVY_LAYERS = ['sync', 'net', 'store', 'compress']
 const HEAVY_PACKAGES = ['ws', 'lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'cli-progress']
 
 /** Runs the real executable with `args`; returns its exit code and the modules it loaded. */
-async function loadedBy(args: readonly string[]): Promise<{ code: number; modules: string[] }> {
+async function loadedBy(args: readonly string[]): Promise<{ code: number; modules: string[]; files: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'dsync-modules-'))
   try {
     const log = join(dir, 'modules.txt')
@@ -31,7 +32,8 @@ async function loadedBy(args: readonly string[]): Promise<{ code: number; module
         err === null ? resolve(0) : typeof err.code === 'number' ? resolve(err.code) : reject(err),
       )
     })
-    return { code, modules: await unbundled((await readFile(log, 'utf8')).split('\n').filter(Boolean)) }
+    const files = (await readFile(log, 'utf8')).split('\n').filter(Boolean)
+    return { code, modules: await unbundled(files), files }
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
@@ -90,4 +92,15 @@ t.test('serve\'s caps show their defaults (the server\'s own, src/choices.ts) in
     t.match(help.stdout, /--max-connections <n>[\s\S]*\(default: 64\)/, argv.join(' '))
     t.match(help.stdout, /--max-sessions <n>[\s\S]*\(default: 64\)/, argv.join(' '))
   }
+})
+
+t.test('bin/dsync.js runs the bundle when it was built after the last compile (as npm test leaves it), else the compiled modules', async (t) => {
+  const mtime = async (u: URL): Promise<number | undefined> => (await stat(u).catch(() => undefined))?.mtimeMs
+  const bundled = await mtime(new URL('main.js', BUNDLE))
+  const built = [await mtime(new URL('.tsbuildinfo', DIST)), await mtime(new URL('.tsbuildinfo-build', DIST))].filter((x) => x !== undefined)
+  const fresh = bundled !== undefined && built.every((x) => bundled > x)
+  const { code, files } = await loadedBy(['--version'])
+  t.equal(code, 0)
+  t.equal(files.includes(`${BUNDLE}main.js`), fresh, fresh ? 'the bundle ran' : 'no fresh bundle: not run')
+  t.equal(files.includes(`${DIST_SRC}cli/main.js`), !fresh, fresh ? 'the modules did not' : 'the compiled modules ran')
 })

@@ -193,4 +193,7 @@ t.test('after 4 frames that look random, frames are probed thinly; a frame that 
   t.ok(full < 5 * MiB - 30 * 1024, `after a text frame it is compressed again: ${full} bytes for 4 MiB random + 1 MiB text + the mixed one`)
   const fresh = await size([mixed])
   t.ok(fresh < MiB - 30 * 1024, `alone, the mixed frame is compressed: ${fresh}`)
+  const more = [6, 7, 8].map((s) => randomBytes(100 + s, MiB))
+  const eighth = await size([...randoms, ...more.slice(0, 3), mixed])
+  t.ok(eighth < 8 * MiB + fresh + 1024, `the 8th frame after the thinning is probed in full: ${eighth} bytes for 8 MiB random + the mixed one`)
 })

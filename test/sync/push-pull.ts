@@ -1,5 +1,5 @@
 import t from 'tap'
-import { chmod, mkdir, readFile, rename, symlink, utimes, writeFile, appendFile, copyFile, rm } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, rename, symlink, utimes, writeFile, appendFile, copyFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pull, push } from '../../src/sync/index.js'
 import { randomBytes } from '../support/random.js'
@@ -203,4 +203,26 @@ t.test('--exclude and .dsyncignore: excluded paths are neither sent nor deleted 
   t.equal(await readFile(join(work, 'old.tmp'), 'utf8'), 'ignored here too', '--delete spares what .dsyncignore names')
   await t.rejects(readFile(join(work, 'build/out.o')), { code: 'ENOENT' })
   await t.rejects(readFile(join(work, 'cache.tmp')), { code: 'ENOENT' })
+})
+
+t.test('--delete of many files (removed 32 at a time, then their folders): all gone and forgotten, a file changed here kept with its folder, one report each', async (t) => {
+  const files: Record<string, string> = { 'keep.txt': 'stays' }
+  for (let i = 0; i < 80; i++) files[`old/d${i % 5}/f${i}.txt`] = `file ${i}`
+  const home = await tempTree(t, files)
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  await rm(join(home, 'old'), { recursive: true })
+  await writeFile(join(work, 'old/d3/f3.txt'), 'changed on the receiver')
+  const r = await push(home, server.url, clientOpts({ delete: true }))
+  const deleted = r.events.filter((e) => e.action === 'deleted').map((e) => e.path)
+  t.equal(deleted.filter((p) => p.endsWith('.txt')).length, 79, 'every unchanged file deleted')
+  t.equal(new Set(deleted).size, deleted.length, 'one report each')
+  t.same(deleted.filter((p) => !p.endsWith('.txt')).sort(), ['old/d0', 'old/d1', 'old/d2', 'old/d4'], 'the folders emptied, after their files; not old/d3 nor old')
+  t.match(r.events.filter((e) => e.path === 'old/d3/f3.txt'), [{ action: 'kept', code: 'CHANGED_ON_RECEIVER' }])
+  t.same(await readdir(join(work, 'old')), ['d3'])
+  t.same(await readdir(join(work, 'old/d3')), ['f3.txt'])
+  t.same(r.events.filter((e) => e.action === 'error'), [])
+  const again = await push(home, server.url, clientOpts({ delete: true }))
+  t.same(again.events.filter((e) => e.action === 'deleted'), [], 'nothing left to delete: the store forgot them')
 })

@@ -485,7 +485,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       if (err.code !== 'NOT_FOUND') skipped(new DsyncError(err.code, err.message.replace(abs, msg.path), { path: msg.path, cause: err }))
     }
     if (now === undefined || at === undefined || keys === undefined) {
-      smallWanted.delete(msg.id)
+      noteRecord(msg.id, msg.path, undefined)
       postList(msg.id, undefined)
       return true
     }
@@ -495,15 +495,23 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     return true
   }
 
+  /** What is kept of the record read for file `id`: its path, and the digest a whole send of it
+   *  ends with. None read (gone, or unreadable: `skipped` said why): the id is dropped, and the
+   *  empty list that follows has the receiver settle it without a result. */
+  const noteRecord = (id: number, path: string, rec: FileRecord | undefined): void => {
+    if (rec !== undefined) {
+      paths.set(id, path)
+      listedDigest.set(id, rec.digest)
+    } else {
+      paths.delete(id)
+      smallWanted.delete(id)
+    }
+  }
+
   const answerWant = async (msg: Extract<Message, { t: 'want' }>): Promise<void> => {
     if (await windowedProbe(msg)) return
     const rec = await recordFor(msg.path)
-    if (rec !== undefined) {
-      paths.set(msg.id, msg.path)
-      listedDigest.set(msg.id, rec.digest)
-    } else {
-      smallWanted.delete(msg.id) // an empty list: the receiver settles it without a result
-    }
+    noteRecord(msg.id, msg.path, rec)
     if (rec !== undefined && msg.probe === true && rec.chunks.length > PROBE_ABOVE_CHUNKS) {
       // A file at a new path (§4.6): a few keys for the receiver to look up instead of a list
       // nobody may use (a new 1 MiB file's list is 2.5 KB; a probe ~60 bytes).
@@ -617,12 +625,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         if (path === undefined || !probed.delete(msg.id)) throw new DsyncError('BAD_MESSAGE', `${msg.t} for file id ${msg.id}, which was not answered with a probe (or was asked already)`)
         if (msg.t === 'chunksWant') {
           scope.spawn(async () => {
-            // After a probe by windows the record is read only now: gone since, the file is
-            // dropped (the receiver settles an empty list without a result); else its digest
-            // ends a whole send, as for any list.
+            // After a probe by windows the record is read only now.
             const rec = await files.record(path)
-            if (rec === undefined) paths.delete(msg.id)
-            else listedDigest.set(msg.id, rec.digest)
+            noteRecord(msg.id, path, rec)
             postList(msg.id, rec)
           })
         } else {

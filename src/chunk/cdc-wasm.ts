@@ -1,5 +1,5 @@
 import { GEAR } from './gear-table.js'
-import { assembleModule, OP, VOID_BLOCK, sleb, uleb } from './wasm-asm.js'
+import { assembleModule, compileModule, get, i32, instantiate, OP, set, tee, uleb, VOID_BLOCK, WASM_PAGE, type WasmMemory } from '../wasm-asm.js'
 
 /**
  * The CDC cut-point search as a WebAssembly kernel: the same definition as the JS loop in
@@ -18,7 +18,7 @@ const OUT_ADDR = 1024
 /** Cut ends one `scan` call can return (the rest of the first page). */
 export const OUT_CAP = (65536 - OUT_ADDR) / 4
 export const DATA_ADDR = 65536
-const PAGE = 65536
+const PAGE = WASM_PAGE
 
 // Locals of `scan`: its 10 parameters, then 6 locals.
 const POS = 0
@@ -38,10 +38,6 @@ const H = 13
 const NORMAL = 14
 const LIMIT = 15
 
-const get = (l: number): number[] => [OP.localGet, ...uleb(l)]
-const set = (l: number): number[] => [OP.localSet, ...uleb(l)]
-const tee = (l: number): number[] => [OP.localTee, ...uleb(l)]
-const i32 = (c: number): number[] => [OP.i32Const, ...sleb(c)]
 /** memarg: alignment exponent 0 (the data is not aligned), offset 0. */
 const load32 = [OP.i32Load, 2, 0]
 const store32 = [OP.i32Store, 2, 0]
@@ -140,21 +136,6 @@ const scanBody: number[] = [
   ...get(COUNT),
 ]
 
-/**
- * The slice of the WebAssembly JS API this module uses. Declared here because the project's
- * type libraries (ES2022, @types/node 20) do not declare WebAssembly; looked up on globalThis
- * so a runtime without it simply gets the JS loop.
- */
-interface WasmMemory {
-  readonly buffer: ArrayBuffer
-  grow(pages: number): number
-}
-interface WasmApi {
-  readonly Module: new (bytes: Uint8Array) => object
-  readonly Instance: new (module: object, imports: object) => { readonly exports: object }
-  readonly CompileError: new () => Error
-}
-
 /** The kernel's exports, as this module uses them. */
 interface KernelExports {
   readonly memory: WasmMemory
@@ -185,19 +166,9 @@ export interface KernelParams {
  * (the caller then uses the JS loop). Synchronous: the module is ~300 bytes.
  */
 export function instantiateCdcKernel(): CdcKernel | undefined {
-  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly
-  if (wasm === undefined) return undefined
-  const bytes = assembleModule(2, [{ name: 'scan', params: 10, results: 1, locals: 6, body: scanBody }])
-  let exports: KernelExports
-  try {
-    exports = new wasm.Instance(new wasm.Module(bytes), {}).exports as KernelExports
-  } catch (err) {
-    // An embedder that forbids code generation refuses to compile; use the JS loop there.
-    // (A bug in the bytes above would also land here: test/chunk/cdc.ts asserts that Node
-    // has the kernel, so it cannot go unnoticed.)
-    if (err instanceof wasm.CompileError) return undefined
-    throw err
-  }
+  const module = compileModule(assembleModule(2, [{ name: 'scan', params: 10, results: 1, locals: 6, body: scanBody }]))
+  if (module === undefined) return undefined
+  const exports = instantiate<KernelExports>(module)
   const { memory, scan } = exports
   new Int32Array(memory.buffer, GEAR_ADDR, 256).set(GEAR)
   return {

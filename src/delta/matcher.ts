@@ -1,9 +1,12 @@
 import { BlockIndex } from './block-index.js'
-import { BYTE_MAP, ROLL_BASE, outFactor, outTable, rollingHash, weakKey } from './rolling-hash.js'
-import { strongKey, type Signature } from './signature.js'
+import { blockHasher, type BlockHasher, type HashKernelKind, type SearchTables } from './hash-kernel.js'
+import type { Signature } from './signature.js'
 
 /** The target window grows to this: compaction (copying < 2 blocks) is rare at 4 MiB. */
 const MAX_WINDOW = 4 * 1024 * 1024
+
+/** Windows up to this hash in JavaScript (see #newHasher). */
+const KERNEL_MIN_WINDOW = 256 * 1024
 
 /** Most blocks tried for one weak key at one offset. A seed with many identical blocks (runs of
  *  zeros) would otherwise make a miss cost one strong hash per copy (rsync match.c has the same
@@ -31,8 +34,10 @@ export class Matcher {
   readonly #index: BlockIndex
   readonly #b: number
   readonly #count: number
-  /** G[x] · B^(b-1) per byte value (outTable). */
-  readonly #outG: Int32Array
+  /** The buffered target and its keys (hash-kernel.ts); undefined when the seed is empty. */
+  #hasher: BlockHasher | undefined
+  readonly #tables: SearchTables
+  readonly #kernel: HashKernelKind | undefined
   #buf: Uint8Array
   #end = 0 // bytes buffered
   #p = 0 // window start
@@ -46,18 +51,32 @@ export class Matcher {
   #hValid = false
 
   /** `firstWindow`: the buffer's first size in bytes (it grows to 4 MiB as needed); a
-   *  refinement round runs one matcher per hole and starts it at the hole's size. */
-  constructor(sig: Signature, writer: OpSink, firstWindow = 64 * 1024) {
+   *  refinement round runs one matcher per hole and starts it at the hole's size. `kernel`
+   *  forces the hash kernel's implementation (tests). */
+  constructor(sig: Signature, writer: OpSink, firstWindow = 64 * 1024, kernel?: HashKernelKind) {
     this.#sig = sig
     this.#w = writer
     this.#b = sig.blockSize
     this.#count = sig.weak.length
     this.#index = new BlockIndex(sig)
-    this.#outG = outTable(outFactor(Math.max(1, this.#b)))
     // Every target starts as if continuing a run at block 0: most files keep their beginning.
     this.#expect = this.#count > 0 ? 0 : -1
-    // Starts small and grows to MAX_WINDOW: most targets are small files.
-    this.#buf = new Uint8Array(this.#count > 0 ? Math.max(firstWindow, 4 * this.#b) : 0)
+    this.#tables = { blockSize: this.#b, filter: this.#index.filter, filterShift: 32 - sig.weakBits + this.#index.filterShift }
+    this.#kernel = kernel
+    if (this.#count > 0) {
+      // Starts small and grows to MAX_WINDOW: most targets are small files.
+      this.#hasher = this.#newHasher(Math.max(firstWindow, 4 * this.#b))
+      this.#buf = this.#hasher.bytes
+    } else {
+      this.#buf = new Uint8Array(0)
+    }
+  }
+
+  /** A window of `size` bytes. The WebAssembly kernel costs ~70 µs to instantiate, what it
+   *  saves on ~64 KiB of target: smaller windows (small files, small refinement holes) hash in
+   *  JavaScript; a target that outgrows its first window moves to the kernel. */
+  #newHasher(size: number): BlockHasher {
+    return blockHasher(size, this.#tables, this.#kernel ?? (size > KERNEL_MIN_WINDOW ? undefined : 'js'))
   }
 
   /** `owned`: `input` is never written again by the caller (see OpSink.literal). */
@@ -70,9 +89,9 @@ export class Matcher {
     while (taken < input.length) {
       if (this.#end === this.#buf.length) {
         if (this.#buf.length < Math.max(MAX_WINDOW, 4 * this.#b)) {
-          const bigger = new Uint8Array(Math.max(MAX_WINDOW, 4 * this.#b))
-          bigger.set(this.#buf.subarray(0, this.#end))
-          this.#buf = bigger
+          this.#hasher = this.#newHasher(Math.max(MAX_WINDOW, 4 * this.#b))
+          this.#hasher.bytes.set(this.#buf.subarray(0, this.#end))
+          this.#buf = this.#hasher.bytes
         } else this.#compact()
       }
       const n = Math.min(input.length - taken, this.#buf.length - this.#end)
@@ -109,12 +128,18 @@ export class Matcher {
     return k === this.#count - 1 ? this.#sig.seedSize - k * this.#b : this.#b
   }
 
-  /** Does target [at, at+len) carry block k's keys? */
+  /** The top strongBits of the block hash of target [at, at+len) (signature.ts strongKey). */
+  #strongKey(at: number, len: number): number {
+    return this.#hasher!.strong(at, len) >>> (32 - this.#sig.strongBits)
+  }
+
+  /** Does target [at, at+len) carry block k's keys? Both keys in one pass (hash-kernel.ts keys):
+   *  a block compared here is block k nearly always (a run goes on, or the search's second block
+   *  confirms a first). */
   #isBlock(k: number, at: number, len: number): boolean {
     const s = this.#sig
-    return (
-      weakKey(rollingHash(this.#buf, at, len), s.weakBits) === s.weak[k] && strongKey(this.#buf, at, len, s.strongBits) === s.strong[k]
-    )
+    const hasher = this.#hasher!
+    return hasher.keys(at, len) >>> (32 - s.weakBits) === s.weak[k] && hasher.lastStrong >>> (32 - s.strongBits) === s.strong[k]
   }
 
   #take(k: number): void {
@@ -134,12 +159,9 @@ export class Matcher {
    */
   #scan(final: boolean): void {
     const b = this.#b
-    const buf = this.#buf
     const s = this.#sig
-    const index = this.#index
+    const hasher = this.#hasher!
     const shift = 32 - s.weakBits
-    const g = BYTE_MAP
-    const outG = this.#outG
     for (;;) {
       const end = this.#end
       const p = this.#p
@@ -149,8 +171,8 @@ export class Matcher {
         const k = this.#expect
         const len = this.#blockLen(k)
         if (end - p >= len) {
-          const h = rollingHash(buf, p, len)
-          if (h >>> shift === s.weak[k] && strongKey(buf, p, len, s.strongBits) === s.strong[k]) {
+          const h = hasher.keys(p, len)
+          if (h >>> shift === s.weak[k] && hasher.lastStrong >>> (32 - s.strongBits) === s.strong[k]) {
             this.#take(k)
             continue
           }
@@ -176,29 +198,22 @@ export class Matcher {
         return
       }
       if (!this.#hValid) {
-        this.#h = rollingHash(buf, p, b)
+        this.#h = hasher.rolling(p, b)
         this.#hValid = true
       }
       // Roll until the weak key passes the bitmap, or the look-ahead runs out. The bitmap is
       // indexed by the hash's top bits as they are (the weak key is those bits, weakKey) and the
       // byte leaving is one lookup in outG: one multiply per byte, where version 2 ran fmix32
       // (2 more) and rollHash (1 more). 20 MiB unrelated random target, encodeDelta CPU over 9
-      // interleaved runs (load ~4.3 on 2 cores): min 608 → 441 ms, median 813 → 683 ms.
+      // interleaved runs (load ~4.3 on 2 cores): min 608 → 441 ms, median 813 → 683 ms (JS
+      // loop; the kernel's loop is ~3× faster again, hash-kernel.ts).
       const last = final ? end - b : end - 2 * b // last window start this scan may test
-      let q = p
-      let h = this.#h
-      const filter = index.filter
-      const fshift = shift + index.filterShift
-      for (;;) {
-        const f = h >>> fshift
-        if ((filter[f >>> 3]! & (1 << (f & 7))) !== 0 || q >= last) break
-        h = (Math.imul((h - outG[buf[q]!]!) | 0, ROLL_BASE) + g[buf[q + b]!]!) | 0
-        q++
-      }
+      const q = hasher.search(p, last, this.#h)
+      const h = hasher.hash
       this.#p = q
       this.#h = h
       const weak = h >>> shift
-      if (q === this.#predAt && weak === s.weak[this.#predBlock] && strongKey(buf, q, b, s.strongBits) === s.strong[this.#predBlock]) {
+      if (q === this.#predAt && weak === s.weak[this.#predBlock] && this.#strongKey(q, b) === s.strong[this.#predBlock]) {
         this.#take(this.#predBlock)
         continue
       }
@@ -214,12 +229,12 @@ export class Matcher {
           return
         }
         if (q + b < end) {
-          this.#h = (Math.imul((h - outG[buf[q]!]!) | 0, ROLL_BASE) + g[buf[q + b]!]!) | 0
+          this.#h = hasher.roll(q, h)
           this.#p = q + 1
         }
         return
       }
-      this.#h = (Math.imul((h - outG[buf[q]!]!) | 0, ROLL_BASE) + g[buf[q + b]!]!) | 0
+      this.#h = hasher.roll(q, h)
       this.#p = q + 1
     }
   }
@@ -233,7 +248,7 @@ export class Matcher {
     let strong = -1
     return this.#index.find(weak, MAX_CANDIDATES, (k) => {
       if (k + 1 >= this.#count) return false
-      if (strong < 0) strong = strongKey(this.#buf, q, b, s.strongBits)
+      if (strong < 0) strong = this.#strongKey(q, b)
       if (strong !== s.strong[k]) return false
       const len2 = this.#blockLen(k + 1)
       // Near the target's end there may be no room for the confirming block: no match then.

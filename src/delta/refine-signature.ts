@@ -3,8 +3,8 @@ import type { SeedReader } from './apply-delta.js'
 import { ByteWriter, openFormat } from './bytes.js'
 import { packedKeyBytes, packKeys, unpackKeys } from './key-packing.js'
 import { holesOf, type Hole, type MatchList } from './match-list.js'
-import { rollingHash, weakKey } from './rolling-hash.js'
-import { MATCH_MARGIN_BITS, strongKey, type Signature } from './signature.js'
+import { keyBlocks } from './hash-kernel.js'
+import { MATCH_MARGIN_BITS, type Signature } from './signature.js'
 
 /**
  * A refinement round's signature: for some holes of a match list (holesOf), the seed range
@@ -129,11 +129,10 @@ export async function computeRefineSignature(seed: SeedReader, list: MatchList, 
     const h = holes[i]
     if (h === undefined || h.seedLength === 0 || h.seed + h.seedLength > seed.size) throw new DsyncError('INTERNAL', `refinement plan names hole ${i}, which has no seed range`)
     const bytes = await seed.read(h.seed, h.seedLength) // used before the next read, as SeedReader allows
-    for (let at = 0; at < bytes.length; at += b) {
-      const len = Math.min(b, bytes.length - at)
-      weak.push(weakKey(rollingHash(bytes, at, len), plan.weakBits))
-      strong.push(strongKey(bytes, at, len, plan.strongBits))
-    }
+    keyBlocks(bytes, b, (w, s) => {
+      weak.push(w >>> (32 - plan.weakBits))
+      strong.push(s >>> (32 - plan.strongBits))
+    })
   }
   return { ...plan, weak: Uint32Array.from(weak), strong: Uint32Array.from(strong) }
 }

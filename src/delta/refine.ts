@@ -18,21 +18,22 @@ const aborted = (signal: AbortSignal | undefined, what: string): void => {
 /**
  * Round 1 of a refined delta: matches `target` (streamed once) against the seed's signature
  * with encodeDelta's rules, and keeps only the copies. Also returns the target's size and
- * SHA-256, which the final delta carries (the sender reads only the holes again).
+ * SHA-256, which the final delta carries (the sender reads only the holes again); `digest`:
+ * the SHA-256 the caller just computed over the same file, not computed again (as encodeDelta's).
  */
-export async function matchTarget(sig: Signature, target: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<{ list: MatchList; digest: FileDigest }> {
+export async function matchTarget(sig: Signature, target: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal; digest?: FileDigest } = {}): Promise<{ list: MatchList; digest: FileDigest }> {
   const rec = new MatchRecorder()
   const matcher = new Matcher(sig, rec)
-  const digester = new FileDigester()
+  const digester = opts.digest === undefined ? new FileDigester() : undefined
   let size = 0
   for await (const input of target) {
     aborted(opts.signal, 'matching')
-    digester.update(input)
+    digester?.update(input)
     size += input.length
     matcher.push(input)
   }
   matcher.end()
-  return { list: { seedSize: sig.seedSize, targetSize: size, matches: rec.matches }, digest: digester.digest() }
+  return { list: { seedSize: sig.seedSize, targetSize: size, matches: rec.matches }, digest: digester?.digest() ?? opts.digest! }
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { blockHash } from './block-hash.js'
-import { rollingHash, weakKey } from './rolling-hash.js'
+import { keyBlocks } from './hash-kernel.js'
 
 /**
  * What the receiver tells the sender about its seed: the seed cut into fixed-size blocks, and
@@ -154,30 +154,39 @@ export async function computeSignature(seed: AsyncIterable<Uint8Array>, opts: Si
   if (!Number.isSafeInteger(b) || b < 1 || b > MAX_BLOCK) {
     throw new DsyncError('USAGE', `signature block size must be 1..${MAX_BLOCK} bytes, got ${b}`)
   }
+  // A block cut across two reads is put together here; whole blocks are keyed where they lie.
   const block = new Uint8Array(b)
   const rawWeak: number[] = []
   const rawStrong: number[] = []
   let filled = 0
   let size = 0
   // Full 32-bit keys while reading; truncated at the end, when the block count is known.
-  const flush = (): void => {
-    rawWeak.push(weakKey(rollingHash(block, 0, filled), 32))
-    rawStrong.push(strongKey(block, 0, filled, 32))
-    size += filled
-    filled = 0
+  const onBlock = (weak: number, strong: number): void => {
+    rawWeak.push(weak >>> 0)
+    rawStrong.push(strong)
   }
   for await (const input of seed) {
     if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'signature cancelled', { cause: opts.signal.reason })
     let taken = 0
-    while (taken < input.length) {
-      const k = Math.min(b - filled, input.length - taken)
-      block.set(input.subarray(taken, taken + k), filled)
-      filled += k
-      taken += k
-      if (filled === b) flush()
+    if (filled > 0) {
+      taken = Math.min(b - filled, input.length)
+      block.set(input.subarray(0, taken), filled)
+      filled += taken
+      if (filled === b) {
+        keyBlocks(block, b, onBlock)
+        filled = 0
+      }
     }
+    const whole = Math.floor((input.length - taken) / b) * b
+    if (whole > 0) keyBlocks(input.subarray(taken, taken + whole), b, onBlock)
+    taken += whole
+    if (taken < input.length) {
+      block.set(input.subarray(taken), 0)
+      filled = input.length - taken
+    }
+    size += input.length
   }
-  if (filled > 0) flush()
+  if (filled > 0) keyBlocks(block.subarray(0, filled), b, onBlock)
   const { weakBits, strongBits } = keyBits(size, rawWeak.length)
   const weak = Uint32Array.from(rawWeak, (w) => w >>> (32 - weakBits))
   const strong = Uint32Array.from(rawStrong, (s) => s >>> (32 - strongBits))

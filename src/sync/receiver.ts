@@ -758,6 +758,11 @@ class Receiver {
         ...(t.probe === true && { probe: true, ...(this.#files.hasFileOfSize(t.entry.size) && { digest: true }) }),
       })
       if (t.whole === true) this.#fetchWholeInTask(t)
+      // The file at this path is its first seed, read (chunked, when the store has no record
+      // of it) as soon as the sender's list comes (#resolveLocally): read it while the sender
+      // lists. 1 GiB overwritten in place, its base received whole the last time (a record by
+      // digest alone): the two passes of ~2 s each ran one after the other.
+      else if (t.current !== undefined && t.probe !== true) this.#files.record(t.entry.path).catch(() => undefined)
     }
   }
 

@@ -66,6 +66,18 @@ t.test('a target changed between round 1 and the final delta fails the digest ch
   await t.rejects(patchBytes(seed, delta), { code: 'DIGEST_MISMATCH' })
 })
 
+t.test('matchTarget given the digest the caller has: the same list, that digest carried (not computed)', async (t) => {
+  const seed = randomBytes(44, 100_000)
+  const target = seed.slice()
+  target[70_000] ^= 1
+  const sig = await computeSignature(splitStream(seed, [65536]), { blockSize: 1024 })
+  const hashed = await matchTarget(sig, splitStream(target, [65536]))
+  const given = 'ab'.repeat(32) as typeof hashed.digest
+  const kept = await matchTarget(sig, splitStream(target, [65536]), { digest: given })
+  t.same(kept.list, hashed.list)
+  t.equal(kept.digest, given, 'the given digest, so a file changed since it was hashed fails the receiver\'s check')
+})
+
 t.test('an aborted signal stops matching with ABORTED', async (t) => {
   const ac = new AbortController()
   ac.abort()

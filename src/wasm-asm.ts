@@ -1,8 +1,9 @@
 /**
  * A tiny WebAssembly assembler: just enough of the binary format (WebAssembly Core
  * Specification 2.0, §5) to emit a module of a few i32 functions over one memory. It lets
- * the CDC kernel (cdc-wasm.ts) be written as readable, reviewable TypeScript that mirrors
- * its .wat text, with no build step, no binary blob and no dependency (wabt) to keep in sync.
+ * the kernels (the CDC cut search, chunk/cdc-wasm.ts; the delta's block hashes and search,
+ * delta/hash-kernel.ts) be written as readable, reviewable TypeScript that mirrors their .wat
+ * text, with no build step, no binary blob and no dependency (wabt) to keep in sync.
  */
 
 /** Instruction opcodes used by the kernels (spec §5.4). Memory ops take `memarg` after. */
@@ -24,16 +25,21 @@ export const OP = Object.freeze({
   i32Store: 0x36,
   i32Const: 0x41,
   i32Eqz: 0x45,
+  i32Ne: 0x47,
   i32LtU: 0x49,
   i32GtU: 0x4b,
   i32LeU: 0x4d,
+  i32GeS: 0x4e,
   i32GeU: 0x4f,
   i32Add: 0x6a,
   i32Sub: 0x6b,
+  i32Mul: 0x6c,
   i32And: 0x71,
   i32Or: 0x72,
+  i32Xor: 0x73,
   i32Shl: 0x74,
   i32ShrU: 0x76,
+  i32Rotl: 0x77,
 })
 
 /** Value and block types (spec §5.3). */
@@ -113,4 +119,50 @@ export function assembleModule(memoryPages: number, functions: readonly WasmFunc
     ...section(7, vec(exports)),
     ...section(10, vec(codes)),
   ])
+}
+
+/** Instruction helpers shared by the kernels: a local's get / set / tee, an i32 constant. */
+export const get = (l: number): number[] => [OP.localGet, ...uleb(l)]
+export const set = (l: number): number[] => [OP.localSet, ...uleb(l)]
+export const tee = (l: number): number[] => [OP.localTee, ...uleb(l)]
+export const i32 = (c: number): number[] => [OP.i32Const, ...sleb(c)]
+
+/**
+ * The slice of the WebAssembly JS API the kernels use. Declared here because the project's
+ * type libraries (ES2022, @types/node 20) do not declare WebAssembly; looked up on globalThis
+ * so a runtime without it simply gets the JS loops.
+ */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer
+  grow(pages: number): number
+}
+interface WasmApi {
+  readonly Module: new (bytes: Uint8Array) => object
+  readonly Instance: new (module: object, imports: object) => { readonly exports: object }
+  readonly CompileError: new () => Error
+}
+
+/** Bytes in a WebAssembly memory page. */
+export const WASM_PAGE = 65536
+
+/**
+ * Compiles a module; undefined where WebAssembly is missing or refuses to compile (an embedder
+ * that forbids code generation: the caller then uses its JS loop). A bug in the bytes would
+ * also land here; each kernel's test asserts that Node has it, so it cannot go unnoticed.
+ */
+export function compileModule(bytes: Uint8Array): object | undefined {
+  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly
+  if (wasm === undefined) return undefined
+  try {
+    return new wasm.Module(bytes)
+  } catch (err) {
+    if (err instanceof wasm.CompileError) return undefined
+    throw err
+  }
+}
+
+/** A new instance of a compiled module (its own memory), with no imports. */
+export function instantiate<T extends object>(module: object): T {
+  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly!
+  return new wasm.Instance(module, {}).exports as T
 }

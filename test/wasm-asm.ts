@@ -1,5 +1,5 @@
 import t from 'tap'
-import { assembleModule, OP, sleb, uleb } from '../../src/chunk/wasm-asm.js'
+import { assembleModule, OP, sleb, uleb } from '../src/wasm-asm.js'
 
 t.test('LEB128 matches the spec examples and edge values', async (t) => {
   t.same(uleb(0), [0x00])

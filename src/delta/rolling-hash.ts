@@ -78,6 +78,12 @@ export function weakKey(h: number, bits: number): number {
   return h >>> (32 - bits)
 }
 
+/** Slides the window one byte with outG = outTable(outFactor(n)): one multiply where rollHash
+ *  makes two. */
+export function rollWith(outG: Int32Array, h: number, out: number, inn: number): number {
+  return (Math.imul((h - outG[out]!) | 0, ROLL_BASE) + BYTE_MAP[inn]!) | 0
+}
+
 /** G[x] · outF for every byte x: the sender rolls with one multiply per byte instead of two. */
 export function outTable(outF: number): Int32Array {
   return BYTE_MAP.map((g) => Math.imul(g, outF))

@@ -1,6 +1,5 @@
 import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
-import { blockHash } from './block-hash.js'
 import { keyBlocks } from './hash-kernel.js'
 
 /**
@@ -122,11 +121,6 @@ export function keyBits(size: number, count: number): { weakBits: number; strong
   const weakBits = Math.min(32, Math.max(16, Math.ceil(Math.log2(Math.max(2, size))) - 2))
   const strongBits = Math.min(32, Math.max(MIN_STRONG_BITS, total - weakBits))
   return { weakBits, strongBits }
-}
-
-/** The top `bits` (1..32) of blockHash(data[start..start+len)), right-aligned. */
-export function strongKey(data: Uint8Array, start: number, len: number, bits: number): number {
-  return blockHash(data, start, len) >>> (32 - bits)
 }
 
 /** Options of computeSignature. */

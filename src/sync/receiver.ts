@@ -761,8 +761,15 @@ class Receiver {
       // The file at this path is its first seed, read (chunked, when the store has no record
       // of it) as soon as the sender's list comes (#resolveLocally): read it while the sender
       // lists. 1 GiB overwritten in place, its base received whole the last time (a record by
-      // digest alone): the two passes of ~2 s each ran one after the other.
-      else if (t.current !== undefined && t.probe !== true) this.#files.record(t.entry.path).catch(() => undefined)
+      // digest alone): the two passes of ~2 s each ran one after the other. A task of the
+      // session, which ends after it. Its outcome is not looked at here: #resolveLocally awaits
+      // the same read (LocalFiles reads a path once), a file error was reported by onError, and
+      // any other failure is the file's, not the session's: #resolveLocally meets it again
+      // (a failed read is not kept, so it reads again) and says so for that file.
+      else if (t.current !== undefined && t.probe !== true) {
+        const path = t.entry.path
+        this.#scope.spawn(() => this.#files.record(path).then(() => undefined, () => undefined))
+      }
     }
   }
 

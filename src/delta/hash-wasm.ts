@@ -1,0 +1,286 @@
+import { assembleModule, compileModule, get, i32, instantiate, OP, set, tee, VOID_BLOCK, WASM_PAGE, uleb, type WasmMemory } from '../wasm-asm.js'
+import { BLOCK_HASH_SEED } from './block-hash.js'
+import type { BlockHasher, SearchTables } from './hash-kernel.js'
+import { BYTE_MAP, ROLL_BASE, outFactor, outTable, rollWith } from './rolling-hash.js'
+
+/**
+ * The delta engine's hot loops, block keys and the byte-by-byte search, as a WebAssembly kernel
+ * behind hash-kernel.ts's BlockHasher (the same definitions as rolling-hash.ts and block-hash.ts,
+ * which stay the reference and the fallback where WebAssembly is missing;
+ * test/delta/hash-kernel.ts checks both agree).
+ *
+ * Why: the receiver keys every block of its seed (rolling hash + MurmurHash3) and the sender
+ * keys every block a run of copies goes through, then rolls byte by byte between runs; in
+ * JavaScript these were the two passes that made a large file's delta slower than rsync's
+ * (signature 130 ms and search 200 ms of a 50 MiB file with 100 overwrites; 1.6 s and 3 s of
+ * 1 GiB). Figures for the kernel against the JS loops: bench/README.md "Delta".
+ *
+ * Memory layout of an instance:
+ *   [0, 1024)        BYTE_MAP (G), 256 × i32
+ *   [1024, 2048)     G[x] · B^(b−1) per byte value (outTable) for the search's block size
+ *   [2048, 2052)     the rolling hash `search` stopped at
+ *   [2052, 2056)     the block hash `keys` computed
+ *   [4096, …)        the block index's prefilter bitmap (the search's only)
+ *   [dataAddr, …)    the window: the caller's bytes, written in place through `bytes`
+ */
+const G_ADDR = 0
+const OUT_G_ADDR = 1024
+const HASH_ADDR = 2048
+const STRONG_ADDR = 2052
+const FILTER_ADDR = 4096
+
+const B = ROLL_BASE
+const B2 = Math.imul(B, B)
+const B3 = Math.imul(B2, B)
+const B4 = Math.imul(B3, B)
+
+/** memarg (alignment exponent, offset) of each load the kernel makes. */
+const byteAt = (offset: number): number[] => [OP.i32Load8U, 0, ...uleb(offset)]
+const wordAt = (offset: number): number[] => [OP.i32Load, 0, ...uleb(offset)]
+const tableAt = (offset: number): number[] => [OP.i32Load, 2, ...uleb(offset)]
+/** G[byte at local `p` + k]: the byte map's value for one byte. */
+const gOf = (p: number, k: number): number[] => [...get(p), ...byteAt(k), ...i32(2), OP.i32Shl, ...tableAt(G_ADDR)]
+
+/**
+ * `rolling(p, len) → h`: rollingHash over [p, p+len). Four bytes a step, as the JS loop:
+ * h·B^4 + (g0·B^3 + g1·B^2 + g2·B + g3), then byte by byte.
+ */
+const R_P = 0, R_LEN = 1, R_END = 2, R_H = 3
+const rollingBody: number[] = [
+  ...get(R_P), ...get(R_LEN), OP.i32Add, ...set(R_END),
+  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
+  ...get(R_P), ...i32(4), OP.i32Add, ...get(R_END), OP.i32GtU, OP.brIf, 1,
+  ...get(R_H), ...i32(B4), OP.i32Mul,
+  ...gOf(R_P, 0), ...i32(B3), OP.i32Mul, OP.i32Add,
+  ...gOf(R_P, 1), ...i32(B2), OP.i32Mul, OP.i32Add,
+  ...gOf(R_P, 2), ...i32(B), OP.i32Mul, OP.i32Add,
+  ...gOf(R_P, 3), OP.i32Add,
+  ...set(R_H),
+  ...get(R_P), ...i32(4), OP.i32Add, ...set(R_P),
+  OP.br, 0, OP.end, OP.end,
+  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
+  ...get(R_P), ...get(R_END), OP.i32GeU, OP.brIf, 1,
+  ...get(R_H), ...i32(B), OP.i32Mul, ...gOf(R_P, 0), OP.i32Add, ...set(R_H),
+  ...get(R_P), ...i32(1), OP.i32Add, ...set(R_P),
+  OP.br, 0, OP.end, OP.end,
+  ...get(R_H),
+]
+
+/**
+ * `strong(p, len, seed) → h`: MurmurHash3 x86_32 of [p, p+len) (block-hash.ts), whole
+ * little-endian words by unaligned loads, the 1–3 last bytes as the reference's tail.
+ */
+const C1 = 0xcc9e2d51 | 0
+const C2 = 0x1b873593 | 0
+const S_P = 0, S_LEN = 1, S_H = 2, S_END = 3, S_K = 4, S_REST = 5
+/** k = rotl(k · C1, 15) · C2, on the value on the stack. */
+const scramble: number[] = [...i32(C1), OP.i32Mul, ...i32(15), OP.i32Rotl, ...i32(C2), OP.i32Mul]
+/** h ^= h >>> n, on local h */
+const xorShift = (h: number, n: number): number[] => [...get(h), ...get(h), ...i32(n), OP.i32ShrU, OP.i32Xor, ...set(h)]
+/** MurmurHash3's finalizer (fmix32) on local h. */
+const fmix = (h: number): number[] => [
+  ...xorShift(h, 16),
+  ...get(h), ...i32(0x85ebca6b | 0), OP.i32Mul, ...set(h),
+  ...xorShift(h, 13),
+  ...get(h), ...i32(0xc2b2ae35 | 0), OP.i32Mul, ...set(h),
+  ...xorShift(h, 16),
+]
+const strongBody: number[] = [
+  ...get(S_P), ...get(S_LEN), ...i32(-4), OP.i32And, OP.i32Add, ...set(S_END),
+  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
+  ...get(S_P), ...get(S_END), OP.i32GeU, OP.brIf, 1,
+  ...get(S_P), ...wordAt(0), ...scramble,
+  ...get(S_H), OP.i32Xor, ...i32(13), OP.i32Rotl, ...i32(5), OP.i32Mul, ...i32(0xe6546b64 | 0), OP.i32Add, ...set(S_H),
+  ...get(S_P), ...i32(4), OP.i32Add, ...set(S_P),
+  OP.br, 0, OP.end, OP.end,
+  ...get(S_LEN), ...i32(3), OP.i32And, ...tee(S_REST),
+  OP.if, VOID_BLOCK,
+  ...get(S_P), ...byteAt(0), ...set(S_K),
+  ...get(S_REST), ...i32(1), OP.i32GtU,
+  OP.if, VOID_BLOCK, ...get(S_K), ...get(S_P), ...byteAt(1), ...i32(8), OP.i32Shl, OP.i32Or, ...set(S_K), OP.end,
+  ...get(S_REST), ...i32(2), OP.i32GtU,
+  OP.if, VOID_BLOCK, ...get(S_K), ...get(S_P), ...byteAt(2), ...i32(16), OP.i32Shl, OP.i32Or, ...set(S_K), OP.end,
+  ...get(S_K), ...scramble, ...get(S_H), OP.i32Xor, ...set(S_H),
+  OP.end,
+  ...get(S_H), ...get(S_LEN), OP.i32Xor, ...set(S_H),
+  ...fmix(S_H),
+  ...get(S_H),
+]
+
+/**
+ * `keys(p, len, seed) → rolling`: both of a block's keys in one pass, rolling's value returned
+ * and MurmurHash3's stored at STRONG_ADDR. The two hashes are independent chains of multiplies
+ * over the same words, so the CPU runs them side by side: a block keyed in one pass costs little
+ * more than the slower of the two (measured: bench/README.md "Delta").
+ */
+const K_P = 0, K_LEN = 1, K_H = 2, K_END4 = 3, K_END = 4, K_R = 5, K_K = 6, K_REST = 7
+const keysBody: number[] = [
+  ...get(K_P), ...get(K_LEN), OP.i32Add, ...set(K_END),
+  ...get(K_P), ...get(K_LEN), ...i32(-4), OP.i32And, OP.i32Add, ...set(K_END4),
+  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
+  ...get(K_P), ...get(K_END4), OP.i32GeU, OP.brIf, 1,
+  ...get(K_P), ...wordAt(0), ...scramble,
+  ...get(K_H), OP.i32Xor, ...i32(13), OP.i32Rotl, ...i32(5), OP.i32Mul, ...i32(0xe6546b64 | 0), OP.i32Add, ...set(K_H),
+  ...get(K_R), ...i32(B4), OP.i32Mul,
+  ...gOf(K_P, 0), ...i32(B3), OP.i32Mul, OP.i32Add,
+  ...gOf(K_P, 1), ...i32(B2), OP.i32Mul, OP.i32Add,
+  ...gOf(K_P, 2), ...i32(B), OP.i32Mul, OP.i32Add,
+  ...gOf(K_P, 3), OP.i32Add,
+  ...set(K_R),
+  ...get(K_P), ...i32(4), OP.i32Add, ...set(K_P),
+  OP.br, 0, OP.end, OP.end,
+  // The last 0–3 bytes: MurmurHash3's tail, then the rolling hash byte by byte.
+  ...get(K_LEN), ...i32(3), OP.i32And, ...tee(K_REST),
+  OP.if, VOID_BLOCK,
+  ...get(K_P), ...byteAt(0), ...set(K_K),
+  ...get(K_REST), ...i32(1), OP.i32GtU,
+  OP.if, VOID_BLOCK, ...get(K_K), ...get(K_P), ...byteAt(1), ...i32(8), OP.i32Shl, OP.i32Or, ...set(K_K), OP.end,
+  ...get(K_REST), ...i32(2), OP.i32GtU,
+  OP.if, VOID_BLOCK, ...get(K_K), ...get(K_P), ...byteAt(2), ...i32(16), OP.i32Shl, OP.i32Or, ...set(K_K), OP.end,
+  ...get(K_K), ...scramble, ...get(K_H), OP.i32Xor, ...set(K_H),
+  OP.end,
+  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
+  ...get(K_P), ...get(K_END), OP.i32GeU, OP.brIf, 1,
+  ...get(K_R), ...i32(B), OP.i32Mul, ...gOf(K_P, 0), OP.i32Add, ...set(K_R),
+  ...get(K_P), ...i32(1), OP.i32Add, ...set(K_P),
+  OP.br, 0, OP.end, OP.end,
+  ...get(K_H), ...get(K_LEN), OP.i32Xor, ...set(K_H),
+  ...fmix(K_H),
+  ...i32(STRONG_ADDR), ...get(K_H), OP.i32Store, 2, 0,
+  ...get(K_R),
+]
+
+/**
+ * `search(q, last, h, b, fshift) → q`: the matcher's roll (matcher.ts #scan): while the
+ * prefilter has no bit for h's top bits and q < last, slides the b-byte window one byte
+ * (h = (h − outG[byte leaving]) · B + G[byte entering]). Returns where it stopped; the hash
+ * there is stored at HASH_ADDR.
+ */
+const Q_Q = 0, Q_LAST = 1, Q_H = 2, Q_B = 3, Q_FSHIFT = 4, Q_F = 5
+const searchBody: number[] = [
+  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
+  ...get(Q_H), ...get(Q_FSHIFT), OP.i32ShrU, ...tee(Q_F),
+  ...i32(3), OP.i32ShrU, ...byteAt(FILTER_ADDR),
+  ...i32(1), ...get(Q_F), ...i32(7), OP.i32And, OP.i32Shl, OP.i32And, OP.brIf, 1,
+  ...get(Q_Q), ...get(Q_LAST), OP.i32GeS, OP.brIf, 1,
+  ...get(Q_H), ...get(Q_Q), ...byteAt(0), ...i32(2), OP.i32Shl, ...tableAt(OUT_G_ADDR), OP.i32Sub,
+  ...i32(B), OP.i32Mul,
+  ...get(Q_Q), ...get(Q_B), OP.i32Add, ...byteAt(0), ...i32(2), OP.i32Shl, ...tableAt(G_ADDR), OP.i32Add,
+  ...set(Q_H),
+  ...get(Q_Q), ...i32(1), OP.i32Add, ...set(Q_Q),
+  OP.br, 0, OP.end, OP.end,
+  ...i32(HASH_ADDR), ...get(Q_H), OP.i32Store, 2, 0,
+  ...get(Q_Q),
+]
+
+interface KernelExports {
+  readonly memory: WasmMemory
+  readonly rolling: (p: number, len: number) => number
+  readonly strong: (p: number, len: number, seed: number) => number
+  readonly search: (q: number, last: number, h: number, b: number, fshift: number) => number
+  readonly keys: (p: number, len: number, seed: number) => number
+}
+
+/** Compiled on first use (~1 KB; the CLI's help and version never load this module). */
+let compiled: object | undefined | null = null
+function kernelModule(): object | undefined {
+  if (compiled === null) {
+    compiled = compileModule(
+      assembleModule(1, [
+        { name: 'rolling', params: 2, results: 1, locals: 2, body: rollingBody },
+        { name: 'strong', params: 3, results: 1, locals: 3, body: strongBody },
+        { name: 'search', params: 5, results: 1, locals: 1, body: searchBody },
+        { name: 'keys', params: 3, results: 1, locals: 5, body: keysBody },
+      ]),
+    )
+  }
+  return compiled
+}
+
+
+/** Whether this runtime compiles the kernel. */
+export function wasmKernelAvailable(): boolean {
+  return kernelModule() !== undefined
+}
+
+/** A kernel instance over a window of `size` bytes; undefined where WebAssembly is missing. Throws
+ *  what instantiation throws (a RangeError when no memory can be reserved). */
+export function wasmHasher(size: number, tables: SearchTables | undefined): BlockHasher | undefined {
+  const module = kernelModule()
+  return module === undefined ? undefined : new WasmHasher(module, size, tables)
+}
+
+
+class WasmHasher implements BlockHasher {
+  readonly #k: KernelExports
+  readonly #data: number
+  readonly #b: number
+  readonly #fshift: number
+  readonly #outG: Int32Array
+  bytes: Uint8Array
+  #hashView: Int32Array
+  #strongView: Uint32Array
+
+  constructor(module: object, size: number, tables: SearchTables | undefined) {
+    this.#k = instantiate<KernelExports>(module)
+    this.#outG = outTable(outFactor(Math.max(1, tables?.blockSize ?? 1)))
+    const filterBytes = tables?.filter.length ?? 0
+    this.#data = Math.ceil((FILTER_ADDR + filterBytes) / 64) * 64
+    this.#ensure(size)
+    const mem = this.#k.memory.buffer
+    new Int32Array(mem, G_ADDR, 256).set(BYTE_MAP)
+    this.#b = tables?.blockSize ?? 1
+    this.#fshift = tables?.filterShift ?? 0
+    if (tables !== undefined) {
+      new Int32Array(mem, OUT_G_ADDR, 256).set(this.#outG)
+      new Uint8Array(mem, FILTER_ADDR, filterBytes).set(tables.filter)
+    }
+    this.bytes = new Uint8Array(mem, this.#data, size)
+    this.#hashView = new Int32Array(mem, HASH_ADDR, 1)
+    this.#strongView = new Uint32Array(mem, STRONG_ADDR, 1)
+  }
+
+  #ensure(size: number): void {
+    const mem = this.#k.memory
+    const need = this.#data + size
+    if (mem.buffer.byteLength < need) mem.grow(Math.ceil((need - mem.buffer.byteLength) / WASM_PAGE))
+  }
+
+  grow(size: number): void {
+    if (size <= this.bytes.length) return
+    this.#ensure(size)
+    const mem = this.#k.memory.buffer
+    this.bytes = new Uint8Array(mem, this.#data, size)
+    this.#hashView = new Int32Array(mem, HASH_ADDR, 1)
+    this.#strongView = new Uint32Array(mem, STRONG_ADDR, 1)
+  }
+
+  rolling(at: number, len: number): number {
+    return this.#k.rolling(this.#data + at, len)
+  }
+
+  strong(at: number, len: number): number {
+    return this.#k.strong(this.#data + at, len, BLOCK_HASH_SEED) >>> 0
+  }
+
+  keys(at: number, len: number): number {
+    return this.#k.keys(this.#data + at, len, BLOCK_HASH_SEED)
+  }
+
+  get lastStrong(): number {
+    return this.#strongView[0]!
+  }
+
+  search(q: number, last: number, h: number): number {
+    return this.#k.search(this.#data + q, this.#data + last, h, this.#b, this.#fshift) - this.#data
+  }
+
+  get hash(): number {
+    return this.#hashView[0]!
+  }
+
+  roll(q: number, h: number): number {
+    return rollWith(this.#outG, h, this.bytes[q]!, this.bytes[q + this.#b]!)
+  }
+}
+

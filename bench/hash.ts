@@ -2,11 +2,13 @@
  * Hash candidates for chunk fingerprints and whole-file digests (issue 2): MB/s per 8 KiB
  * chunk (one-shot, as `fingerprint` hashes each chunk), and incremental SHA-256 by update
  * size (as FileDigester is fed). No xxhash or hash-wasm here: not installed, and not added
- * for a benchmark.
+ * for a benchmark. Then the delta's block keys and byte search, the WebAssembly kernel against
+ * the JS loops (src/delta/hash-kernel.ts).
  */
 import { blake3 } from '@noble/hashes/blake3.js'
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js'
 import { createHash, hash as cryptoHash } from 'node:crypto'
+import { blockHasher, type HashKernelKind } from '../src/delta/hash-kernel.js'
 import { fingerprint } from '../src/hash/index.js'
 import { KiB, MiB, seededBytes } from './support/data.js'
 import { printEnvironment, printTable, type Cell } from './support/table.js'
@@ -63,4 +65,38 @@ export async function run(): Promise<void> {
     ['update size', 'MB/s', 'MB/s per CPU s'],
     digestRows,
   )
+
+  const keyRows: Cell[][] = []
+  const block = 18 * KiB // the round-1 blocks of a 1 GiB file with ~1,000 changed regions
+  for (const kind of ['js', 'wasm'] as HashKernelKind[]) {
+    const h = blockHasher(big.length, undefined, kind)
+    h.bytes.set(big)
+    const each = async (fn: (at: number) => unknown): Promise<[number, number]> => {
+      const t = await time(() => {
+        for (let at = 0; at + block <= big.length; at += block) fn(at)
+      }, { warmup: 1, runs: 5 })
+      return [mbps(big.length, t.medianMs), mbps(big.length, t.medianCpuMs)]
+    }
+    keyRows.push([`${kind}: rolling hash`, ...(await each((at) => h.rolling(at, block)))])
+    keyRows.push([`${kind}: block hash (MurmurHash3)`, ...(await each((at) => h.strong(at, block)))])
+    keyRows.push([`${kind}: both keys (the signature; a run going on)`, ...(await each((at) => h.keys(at, block)))])
+    // The search: a filter with one bit in 128 set (the matcher's stops are rarer than this
+    // only on a seed of few blocks); every stop rolls on by one byte.
+    const filter = new Uint8Array(1 << 17)
+    for (let i = 0; i < filter.length; i += 16) filter[i] = 1 << (i & 7)
+    const s = blockHasher(big.length, { blockSize: block, filter, filterShift: 32 - 20 }, kind)
+    s.bytes.set(big)
+    const t = await time(() => {
+      const last = big.length - block - 1
+      let q = 0
+      let hash = s.rolling(0, block)
+      while (q < last) {
+        q = s.search(q, last, hash)
+        hash = s.roll(q, s.hash)
+        q++
+      }
+    }, { warmup: 1, runs: 5 })
+    keyRows.push([`${kind}: byte search (roll + filter)`, mbps(big.length, t.medianMs), mbps(big.length, t.medianCpuMs)])
+  }
+  printTable(`Delta block keys over 64 MiB in ${block / KiB} KiB blocks, JS loops and WebAssembly kernel (median of 5)`, ['what', 'MB/s', 'MB/s per CPU s'], keyRows)
 }

@@ -1,4 +1,5 @@
 import { GEAR } from '../chunk/index.js'
+import { gearKernel } from './sketch-wasm.js'
 
 /**
  * A file's similarity sketch: sif's approximate fingerprints (Manber 1994), a content-defined
@@ -126,13 +127,23 @@ function budget(bytes: number): number {
  *  the index and `similar` queries keep format 1. */
 export interface SketchOptions {
   readonly windows?: boolean
+  /** Format 1's loop: the WebAssembly kernel (sketch-wasm.ts) where the runtime has it (the
+   *  default), or the JS loop (tests run both; the sketch is the same). */
+  readonly kernel?: 'wasm' | 'js'
 }
+
+/** Pieces shorter than this go through the JS loop: the kernel copies each piece and its ring in
+ *  and out, and small files sample nearly every byte while their level rises. */
+const KERNEL_MIN_BYTES = 4096
 
 export class SketchBuilder {
   readonly #exact: boolean
+  readonly #kernel: ReturnType<typeof gearKernel>
 
   constructor(opts: SketchOptions = {}) {
     this.#exact = opts.windows === true
+    this.#kernel = opts.kernel === 'js' ? undefined : gearKernel()
+    if (opts.kernel === 'wasm' && this.#kernel === undefined) throw new Error('the WebAssembly sketch kernel is not available in this runtime')
   }
 
   #level = 0
@@ -167,8 +178,24 @@ export class SketchBuilder {
     else this.#feed(data)
   }
 
-  /** Format 1: Gear's h alone. */
+  /** Format 1: Gear's h alone; the kernel past the file's first positions (which hold no
+   *  anchor) for pieces large enough. */
   #feed(data: Uint8Array): void {
+    const kernel = this.#kernel
+    const head = Math.max(0, LONG_WINDOW - 1 - this.#pos)
+    if (kernel === undefined || data.length - head < KERNEL_MIN_BYTES) return this.#feedJs(data)
+    if (head > 0) this.#feedJs(data.subarray(0, head))
+    const rest = data.subarray(head)
+    const pos = this.#pos
+    const mask = (): number => (this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0)
+    this.#h = kernel.feed(rest, pos, this.#h, this.#ring, mask, (i, h, prior) => {
+      this.#add(h >>> 0, prior & PRIOR_MASK, pos + i + 1, 0, 0)
+    })
+    this.#pos = pos + rest.length
+  }
+
+  /** Format 1 in JavaScript (the kernel's definition). */
+  #feedJs(data: Uint8Array): void {
     const ring = this.#ring
     let h = this.#h
     let pos = this.#pos

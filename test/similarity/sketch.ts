@@ -2,6 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { GEAR } from '../../src/chunk/index.js'
 import { atLevel, LONG_WINDOW, MAX_ANCHORS, MIN_ANCHORS, NO_AHEAD, SketchBuilder, sketchBytes, sketchStream, windowIdentity } from '../../src/similarity/index.js'
+import { gearKernel } from '../../src/similarity/sketch-wasm.js'
 import { randomBytes, splitStream } from '../support/random.js'
 
 t.test('the same sketch for any split of the input', async (t) => {
@@ -13,6 +14,27 @@ t.test('the same sketch for any split of the input', async (t) => {
       t.same(split, whole)
     }),
     { numRuns: 20 },
+  )
+})
+
+t.test('Node has the WebAssembly sketch kernel (so the case below tests it, not the fallback)', async (t) => {
+  t.not(gearKernel(), undefined)
+})
+
+t.test('the kernel and the JS loop make the same sketch: random, text-like and repetitive bytes, any split', async () => {
+  const bytes = fc.oneof(
+    fc.integer({ min: 0, max: 400_000 }).map((n) => randomBytes(n + 1, n)),
+    fc.integer({ min: 0, max: 200_000 }).map((n) => Uint8Array.from(randomBytes(n + 2, n), (b) => [32, 101, 116, 97, 10][b % 5]!)),
+    fc.integer({ min: 0, max: 100_000 }).map((n) => new Uint8Array(n).fill(7)),
+  )
+  await fc.assert(
+    fc.asyncProperty(bytes, fc.array(fc.integer({ min: 1, max: 90_000 }), { minLength: 1, maxLength: 5 }), async (data, sizes) => {
+      const js = await sketchStream(splitStream(data, sizes), { kernel: 'js' })
+      const wasm = await sketchStream(splitStream(data, sizes), { kernel: 'wasm' })
+      return JSON.stringify({ ...js, short: [...js.short], prior: [...js.prior], count: [...js.count] }) ===
+        JSON.stringify({ ...wasm, short: [...wasm.short], prior: [...wasm.prior], count: [...wasm.count] })
+    }),
+    { numRuns: 60 },
   )
 })
 

@@ -1,7 +1,7 @@
 import { DsyncError } from '../errors.js'
 import { FileDigester, type FileDigest } from '../hash/index.js'
 import { DeltaWriter } from './delta-writer.js'
-import { Matcher } from './matcher.js'
+import { Matcher, windowFor } from './matcher.js'
 import type { Signature } from './signature.js'
 
 /** What encoding a delta did, in bytes. */
@@ -46,13 +46,15 @@ export function encodeDelta(
     /** the target's buffers are never written again once yielded (openFileSource `fresh`):
      *  literals of them are not copied */
     ownedInput?: boolean
+    /** the target's expected size (sizes the matcher's window; any size still works) */
+    sizeHint?: number
   } = {},
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
     const writer = new DeltaWriter(sig.seedSize, { level: opts.level })
     const digester = opts.digest === undefined ? new FileDigester() : undefined
-    const matcher = new Matcher(sig, writer)
+    const matcher = new Matcher(sig, writer, windowFor(opts.sizeHint))
     let size = 0
     for await (const input of target) {
       if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })

@@ -4,7 +4,7 @@ import type { SeedReader } from './apply-delta.js'
 import { DeltaWriter } from './delta-writer.js'
 import type { DeltaStats } from './encode-delta.js'
 import { holesOf, MatchRecorder, type MatchList } from './match-list.js'
-import { Matcher } from './matcher.js'
+import { Matcher, windowFor } from './matcher.js'
 import { holeSignature, type RefineSignature } from './refine-signature.js'
 import type { Signature } from './signature.js'
 
@@ -21,9 +21,9 @@ const aborted = (signal: AbortSignal | undefined, what: string): void => {
  * SHA-256, which the final delta carries (the sender reads only the holes again); `digest`:
  * the SHA-256 the caller just computed over the same file, not computed again (as encodeDelta's).
  */
-export async function matchTarget(sig: Signature, target: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal; digest?: FileDigest } = {}): Promise<{ list: MatchList; digest: FileDigest }> {
+export async function matchTarget(sig: Signature, target: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal; digest?: FileDigest; sizeHint?: number } = {}): Promise<{ list: MatchList; digest: FileDigest }> {
   const rec = new MatchRecorder()
-  const matcher = new Matcher(sig, rec)
+  const matcher = new Matcher(sig, rec, windowFor(opts.sizeHint))
   const digester = opts.digest === undefined ? new FileDigester() : undefined
   let size = 0
   for await (const input of target) {
@@ -58,7 +58,7 @@ export async function refineMatches(list: MatchList, sig: RefineSignature, targe
     if (k === undefined) continue
     aborted(opts.signal, 'refinement')
     const found = new MatchRecorder()
-    const matcher = new Matcher(holeSignature(sig, h.seedLength, k), found, Math.min(h.length, 64 * 1024))
+    const matcher = new Matcher(holeSignature(sig, h.seedLength, k), found, windowFor(h.length))
     for (let at = 0; at < h.length; at += READ_PIECE) matcher.push(await target.read(h.target + at, Math.min(READ_PIECE, h.length - at)))
     matcher.end()
     for (const f of found.matches) out.add(h.target + f.target, h.seed + f.seed, f.length)

@@ -230,13 +230,13 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
    * no more; the delta then copies every match. The file is read once for round 1 and then only
    * in its holes, at their offsets.
    */
-  const refinedDelta = async (id: number, path: string, sig: Signature, source: AsyncIterable<Uint8Array> | Uint8Array[], kept: Uint8Array | undefined, listed: FileDigest | undefined) => {
+  const refinedDelta = async (id: number, path: string, sig: Signature, source: AsyncIterable<Uint8Array> | Uint8Array[], kept: Uint8Array | undefined, listed: FileDigest | undefined, size: number | undefined) => {
     const rounds = new Mailbox<Extract<Message, { t: 'refine' }>>(signal, 'refine')
     refining.set(id, rounds)
     const reader = kept !== undefined ? memoryReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true })
     try {
       const stream = Array.isArray(source) ? (async function* () { yield* source })() : source
-      let { list, digest } = await matchTarget(sig, stream, { signal, ...(listed !== undefined && { digest: listed }) })
+      let { list, digest } = await matchTarget(sig, stream, { signal, ...(listed !== undefined && { digest: listed }), ...(size !== undefined && { sizeHint: size }) })
       for (;;) {
         // A list too long for one message goes empty (DELTA.md): the receiver then stops.
         await channel.send({ t: 'matches', id, list: encodeMatches(list.matches.length > MAX_MATCHES ? { ...list, matches: [] } : list) })
@@ -325,6 +325,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       const listed = listedDigest.get(plan.id)
       listedDigest.delete(plan.id)
       let digest = listed?.digest
+      const sizeHint = kept?.length ?? listed?.size
       let source: Uint8Array[] | AsyncIterable<Uint8Array> = [kept!]
       if (kept === undefined) {
         const abs = await resolveInside(d.root, path)
@@ -339,8 +340,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         if (digest === undefined) source = unchangedWhileRead(source, abs, path)
       }
       const delta = plan.refine === true
-        ? await refinedDelta(plan.id, path, sig, source, kept, digest)
-        : encodeDelta(sig, source, { signal, level, ownedInput: fresh, ...(digest !== undefined && { digest }) })
+        ? await refinedDelta(plan.id, path, sig, source, kept, digest, sizeHint)
+        : encodeDelta(sig, source, { signal, level, ownedInput: fresh, ...(digest !== undefined && { digest }), ...(sizeHint !== undefined && { sizeHint }) })
       for await (const bytes of dataFrames(delta.bytes)) {
         await channel.send({ t: 'data', id: plan.id, bytes })
         sentAny = true

@@ -31,6 +31,27 @@ t.test('patch(seed, delta(signature(seed), target)) == target for random edits a
   )
 })
 
+t.test('a size hint, right or wrong, sizes the matcher\'s window and changes no byte of the delta', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 1 << 30 }),
+      fc.integer({ min: 0, max: 400_000 }),
+      fc.array(editArb, { maxLength: 4 }),
+      fc.constantFrom(256, 1000, 4096),
+      fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 1 << 23 })),
+      async (s, n, edits, blockSize, hint) => {
+        const seed = randomBytes(s, n)
+        const target = edits.reduce(applyEdit, seed)
+        const sig = await computeSignature(splitStream(seed, [65536]), { blockSize })
+        const plain = concat(await collect(encodeDelta(sig, splitStream(target, [100_000])).bytes))
+        const hinted = concat(await collect(encodeDelta(sig, splitStream(target, [100_000]), { sizeHint: hint ?? target.length }).bytes))
+        return equalBytes(plain, hinted)
+      },
+    ),
+    { numRuns: 30 },
+  )
+})
+
 t.test('low-entropy seeds (runs of one byte, short periods) round-trip too', async (t) => {
   const period = new Uint8Array(30000).map((_, i) => i % 7)
   const zeros = new Uint8Array(30000)

@@ -1,5 +1,6 @@
 import { lstat, stat } from 'node:fs/promises'
 import { DsyncError } from '../errors.js'
+import { allocWithHeadroom } from '../headroom.js'
 import { fsError } from './fs-error.js'
 import { openRegular } from './open-regular.js'
 
@@ -58,8 +59,9 @@ export async function* openFileSource(
       throw fsError(err, path, 'read it')
     }
     const bytes = Math.max(1, Math.min(opts.bufferBytes ?? READ_BUFFER_BYTES, size + 1))
-    // Fresh buffers are never reused: no need to zero them (Buffer.allocUnsafe).
-    const alloc = (): Uint8Array => (opts.fresh === true ? Buffer.allocUnsafe(bytes) : new Uint8Array(bytes))
+    // Fresh buffers are never reused: no need to zero them; they have room for a message
+    // header before them, so a `data` message can carry one without a copy (headroom.ts).
+    const alloc = (): Uint8Array => (opts.fresh === true ? allocWithHeadroom(bytes) : new Uint8Array(bytes))
     const bufs = [alloc()]
     if (size >= bytes) bufs.push(alloc())
     // Reads go in file order (position null): each starts once the one before has ended.

@@ -3,6 +3,7 @@ import { compressFrame, decompressFrame } from '../compress/index.js'
 import { DsyncError, type ErrorCode } from '../errors.js'
 import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
 import { METRIC_NAMES } from '../choices.js'
+import { prependInPlace } from '../headroom.js'
 import type { Chunk, FileDigest, SketchScanResult } from '../types.js'
 import {
   BATCHED_TYPES, LIMITS, OP_CODE, PROBE_KEY_BYTES, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireGroupPiece, type WireMessage, type WireOpEntry,
@@ -501,15 +502,20 @@ const BYTES_KEY = Uint8Array.of(0xa5, 0x62, 0x79, 0x74, 0x65, 0x73) // fixstr "b
 function encodeData(id: number, bytes: Uint8Array): Uint8Array {
   const head = packr.pack({ t: 'data', id })
   if (head[0] !== 0x82) throw internal('msgpackr wrote the data header in an unexpected form')
-  const out = Buffer.allocUnsafe(head.length + BYTES_KEY.length + 5 + bytes.length)
-  out.set(head, 0)
-  out[0] = 0x83 // fixmap of 3
+  const prefix = Buffer.allocUnsafe(head.length + BYTES_KEY.length + 5)
+  prefix.set(head, 0)
+  prefix[0] = 0x83 // fixmap of 3
   let at = head.length
-  out.set(BYTES_KEY, at)
+  prefix.set(BYTES_KEY, at)
   at += BYTES_KEY.length
-  out[at] = 0xc6 // bin 32
-  out.writeUInt32BE(bytes.length, at + 1)
-  out.set(bytes, at + 5)
+  prefix[at] = 0xc6 // bin 32
+  prefix.writeUInt32BE(bytes.length, at + 1)
+  // A file's bytes read to be sent whole: the header goes in the room before them (headroom.ts).
+  const inPlace = prependInPlace(prefix, bytes)
+  if (inPlace !== undefined) return inPlace
+  const out = Buffer.allocUnsafe(prefix.length + bytes.length)
+  out.set(prefix, 0)
+  out.set(bytes, prefix.length)
   return out
 }
 

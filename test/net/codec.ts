@@ -6,6 +6,7 @@ import { fingerprintFromBytes, parseFileDigest, type FileDigest } from '../../sr
 import { decode, encode, LIMITS, type FileEntry, type Message } from '../../src/net/index.js'
 import type { Chunk } from '../../src/types.js'
 import { MAX_QUERY_TOP, METRIC_NAMES } from '../../src/choices.js'
+import { allocWithHeadroom } from '../../src/headroom.js'
 
 const segment = fc.stringMatching(/^[a-zA-Z0-9_é -][a-zA-Z0-9._é -]{0,15}$/)
 const relPath = fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join('/'))
@@ -322,6 +323,28 @@ t.test('data frames, written by hand for speed, read as msgpack the way packr wr
     }),
     { numRuns: 60 },
   )
+})
+
+t.test('a data payload read with headroom: its header is written before it (no copy), the frame the same bytes', async (t) => {
+  const plain = new Packr({ useRecords: false, mapsAsObjects: true })
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 0xffff_ffff }), fc.uint8Array({ minLength: 0, maxLength: 70_000 }), (id, content) => {
+      const bytes = allocWithHeadroom(content.length)
+      bytes.set(content)
+      const frame = encode({ t: 'data', id, bytes })
+      t.equal(frame.buffer, bytes.buffer, 'the payload\'s own buffer')
+      t.same(Buffer.from(frame), Buffer.from(encode({ t: 'data', id, bytes: content })), 'the same bytes as a copied frame')
+      t.same(plain.unpack(frame), { t: 'data', id, bytes: Buffer.from(content) })
+      // The room is used once: a second frame of the same payload is a copy, and the first stays.
+      const again = encode({ t: 'data', id: id ^ 1, bytes })
+      t.not(again.buffer, bytes.buffer)
+      t.same(decode(frame), { t: 'data', id, bytes: Buffer.from(content) })
+    }),
+    { numRuns: 30 },
+  )
+  // A view that does not start where the buffer was handed out has no room of its own.
+  const bytes = allocWithHeadroom(100).fill(7)
+  t.not(encode({ t: 'data', id: 1, bytes: bytes.subarray(10) }).buffer, bytes.buffer)
 })
 
 t.test('result.candidates: up to 3 [path, similarity] pairs round-trip; more, a bad similarity or an unsafe path is BAD_MESSAGE', async (t) => {

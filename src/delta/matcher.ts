@@ -9,10 +9,13 @@ export const MAX_WINDOW = 4 * 1024 * 1024
  *  MAX_WINDOW if the target is larger). A 256 KiB target grew to a 4 MiB window (zeroed, then
  *  collected): 40 such files were ~60 ms of a push's garbage collection. */
 export function windowFor(size: number | undefined): number {
-  return size === undefined ? 64 * 1024 : Math.min(MAX_WINDOW, Math.max(4096, size))
+  return size === undefined || !Number.isFinite(size) ? 64 * 1024 : Math.min(MAX_WINDOW, Math.max(4096, size))
 }
 
-/** Windows up to this hash in JavaScript (see #newHasher). */
+/** Windows up to this hash in JavaScript (see #newHasher). An instance costs ~70 µs made in a
+ *  loop, but many made and dropped cost far more (each memory reserves address space; the
+ *  delta tests' many small matchers took 3 s with this at 256 KiB, 15 s at 64 KiB): above it,
+ *  the kernel's ~2× pays. */
 const KERNEL_MIN_WINDOW = 256 * 1024
 
 /** Most blocks tried for one weak key at one offset. A seed with many identical blocks (runs of
@@ -79,9 +82,8 @@ export class Matcher {
     }
   }
 
-  /** A window of `size` bytes. The WebAssembly kernel costs ~70 µs to instantiate, what it
-   *  saves on ~64 KiB of target: smaller windows (small files, small refinement holes) hash in
-   *  JavaScript; a target that outgrows its first window moves to the kernel. */
+  /** A window of `size` bytes: the kernel above KERNEL_MIN_WINDOW, else JavaScript (small files,
+   *  small refinement holes); a target that outgrows its first window moves to the kernel. */
   #newHasher(size: number): BlockHasher {
     return blockHasher(size, this.#tables, this.#kernel ?? (size > KERNEL_MIN_WINDOW ? undefined : 'js'))
   }

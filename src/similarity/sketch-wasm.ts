@@ -71,8 +71,16 @@ export function gearKernel(): GearKernel | undefined {
   if (kernel !== null) return kernel
   const module = compileModule(assembleModule(1, [{ name: 'scan', params: 5, results: 1, locals: 1, body: scanBody }]))
   if (module === undefined) return (kernel = undefined)
-  const { memory, scan } = instantiate<KernelExports>(module)
-  memory.grow(Math.ceil((DATA_ADDR + WINDOW - memory.buffer.byteLength) / WASM_PAGE))
+  let exports: KernelExports
+  try {
+    exports = instantiate<KernelExports>(module)
+    exports.memory.grow(Math.ceil((DATA_ADDR + WINDOW - exports.memory.buffer.byteLength) / WASM_PAGE))
+  } catch (err) {
+    // No address space left for a WebAssembly memory (a `ulimit -v`): the JS loop needs none.
+    if (err instanceof RangeError) return (kernel = undefined)
+    throw err
+  }
+  const { memory, scan } = exports
   const buf = memory.buffer
   new Int32Array(buf, GEAR_ADDR, 256).set(GEAR)
   const ringView = new Int32Array(buf, RING_ADDR, 32)

@@ -142,7 +142,7 @@ export class SketchBuilder {
 
   constructor(opts: SketchOptions = {}) {
     this.#exact = opts.windows === true
-    this.#kernel = opts.kernel === 'js' ? undefined : gearKernel()
+    this.#kernel = opts.kernel === 'js' || (this.#exact && opts.kernel === undefined) ? undefined : gearKernel()
     if (opts.kernel === 'wasm' && this.#kernel === undefined) throw new Error('the WebAssembly sketch kernel is not available in this runtime')
   }
 
@@ -182,10 +182,17 @@ export class SketchBuilder {
    *  anchor) for pieces large enough. */
   #feed(data: Uint8Array): void {
     const kernel = this.#kernel
-    const head = Math.max(0, LONG_WINDOW - 1 - this.#pos)
-    if (kernel === undefined || data.length - head < KERNEL_MIN_BYTES) return this.#feedJs(data)
-    if (head > 0) this.#feedJs(data.subarray(0, head))
-    const rest = data.subarray(head)
+    let at = 0
+    // JavaScript for the file's first positions (no anchor there) and while the level is 0:
+    // every byte is an anchor then (a run of one byte stays at level 0, each merged into the
+    // last), and the kernel would stop at each.
+    while (kernel !== undefined && at < data.length && (this.#pos < LONG_WINDOW - 1 || this.#level === 0)) {
+      const n = Math.min(data.length - at, this.#pos < LONG_WINDOW - 1 ? LONG_WINDOW - 1 - this.#pos : KERNEL_MIN_BYTES)
+      this.#feedJs(data.subarray(at, at + n))
+      at += n
+    }
+    const rest = at === 0 ? data : data.subarray(at)
+    if (kernel === undefined || rest.length < KERNEL_MIN_BYTES) return this.#feedJs(rest)
     const pos = this.#pos
     const mask = (): number => (this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0)
     this.#h = kernel.feed(rest, pos, this.#h, this.#ring, mask, (i, h, prior) => {

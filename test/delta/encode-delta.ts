@@ -38,17 +38,19 @@ t.test('a size hint, right or wrong, sizes the matcher\'s window and changes no 
       fc.integer({ min: 0, max: 400_000 }),
       fc.array(editArb, { maxLength: 4 }),
       fc.constantFrom(256, 1000, 4096),
-      fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 1 << 23 })),
+      fc.oneof(fc.constantFrom(0, 1, -1, 0.5, 2), fc.integer({ min: 0, max: 1 << 23 })),
       async (s, n, edits, blockSize, hint) => {
         const seed = randomBytes(s, n)
         const target = edits.reduce(applyEdit, seed)
         const sig = await computeSignature(splitStream(seed, [65536]), { blockSize })
         const plain = concat(await collect(encodeDelta(sig, splitStream(target, [100_000])).bytes))
-        const hinted = concat(await collect(encodeDelta(sig, splitStream(target, [100_000]), { sizeHint: hint ?? target.length }).bytes))
+        // Small hints: 0, 1, one byte short of the target, half of it, one over; else any size.
+        const sizeHint = hint === 0 ? 0 : hint === 1 ? 1 : hint === -1 ? target.length - 1 : hint === 0.5 ? target.length >> 1 : hint === 2 ? target.length + 1 : hint
+        const hinted = concat(await collect(encodeDelta(sig, splitStream(target, [100_000]), { sizeHint }).bytes))
         return equalBytes(plain, hinted)
       },
     ),
-    { numRuns: 30 },
+    { numRuns: 40 },
   )
 })
 

@@ -38,6 +38,38 @@ t.test('the kernel and the JS loop make the same sketch: random, text-like and r
   )
 })
 
+t.test('the kernel\'s loop itself: the anchors, h and prior of a plain loop, across its 1 MiB windows, from any position', async (t) => {
+  const kernel = gearKernel()!
+  const data = randomBytes(21, (1 << 20) + 4096)
+  const mask = (-1 << 28) | 0 // an anchor every ~16 bytes, some on a window's last byte
+  const pos = 2 ** 32 - 5 // not a multiple of 32, past 2^32 on the way
+  const ring = Int32Array.from({ length: 32 }, (_, i) => i * 7919)
+  const want: number[][] = []
+  const wantRing = ring.slice()
+  let h = 12345
+  for (let i = 0; i < data.length; i++) {
+    h = ((h << 1) + GEAR[data[i]!]!) | 0
+    const slot = (pos + i) % 32
+    const prior = wantRing[slot]!
+    wantRing[slot] = h
+    if ((h & mask) === 0) want.push([i, h, prior])
+  }
+  const got: number[][] = []
+  const gotRing = ring.slice()
+  const end = kernel.feed(data, pos, 12345, gotRing, () => mask, (i, hh, prior) => got.push([i, hh, prior]))
+  t.equal(end, h, 'h after the last byte')
+  t.same(got, want, `${want.length} anchors, the same`)
+  t.ok(want.some(([i]) => i === (1 << 20) - 1) || want.some(([i]) => i === 1 << 20) || want.length > 60_000, 'anchors around the window edge')
+  t.same([...gotRing], [...wantRing], 'the ring after it')
+})
+
+t.test('the same sketch from the kernel and the JS loop: 2.5 MiB, and a first piece of 10 bytes', async (t) => {
+  const data = randomBytes(22, 2.5 * (1 << 20))
+  for (const sizes of [[1 << 20], [10, 700_000]]) {
+    t.same(await sketchStream(splitStream(data, sizes), { kernel: 'wasm' }), await sketchStream(splitStream(data, sizes), { kernel: 'js' }), `pieces of ${sizes.join(', ')}`)
+  }
+})
+
 t.test('size bounds: MIN_ANCHORS..2·MIN_ANCHORS for small files, proportional for big ones', async (t) => {
   for (const n of [4096, 65536, 131072]) {
     const s = sketchBytes(randomBytes(n, n))

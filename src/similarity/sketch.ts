@@ -185,9 +185,11 @@ export class SketchBuilder {
     let at = 0
     // JavaScript for the file's first positions (no anchor there) and while the level is 0:
     // every byte is an anchor then (a run of one byte stays at level 0, each merged into the
-    // last), and the kernel would stop at each.
+    // last), and the kernel would stop at each. In pieces that double: a file whose level
+    // rises soon (most do, within ~600 bytes) moves to the kernel soon, and one that stays at 0
+    // pays few calls (zeros: 116 ms per 16 MiB in one loop, 169 ms in 4 KiB pieces).
     while (kernel !== undefined && at < data.length && (this.#pos < LONG_WINDOW - 1 || this.#level === 0)) {
-      const n = Math.min(data.length - at, this.#pos < LONG_WINDOW - 1 ? LONG_WINDOW - 1 - this.#pos : KERNEL_MIN_BYTES)
+      const n = Math.min(data.length - at, this.#pos < LONG_WINDOW - 1 ? LONG_WINDOW - 1 - this.#pos : Math.max(KERNEL_MIN_BYTES, at))
       this.#feedJs(data.subarray(at, at + n))
       at += n
     }

@@ -168,7 +168,14 @@ export interface KernelParams {
 export function instantiateCdcKernel(): CdcKernel | undefined {
   const module = compileModule(assembleModule(2, [{ name: 'scan', params: 10, results: 1, locals: 6, body: scanBody }]))
   if (module === undefined) return undefined
-  const exports = instantiate<KernelExports>(module)
+  let exports: KernelExports
+  try {
+    exports = instantiate<KernelExports>(module)
+  } catch (err) {
+    // No address space left for a WebAssembly memory (a `ulimit -v`): the JS loop needs none.
+    if (err instanceof RangeError) return undefined
+    throw err
+  }
   const { memory, scan } = exports
   new Int32Array(memory.buffer, GEAR_ADDR, 256).set(GEAR)
   return {

@@ -29,6 +29,9 @@ export function allocWithHeadroom(n: number): Uint8Array {
  * (the caller copies).
  */
 export function prependInPlace(prefix: Uint8Array, bytes: Uint8Array): Uint8Array | undefined {
+  // allocUnsafeSlow's buffers start at 0: any other offset has no room (and a small message's
+  // bytes are not asked for their `buffer`, which moves an on-heap array off the heap).
+  if (bytes.byteOffset !== HEADROOM_BYTES) return undefined
   const start = roomy.get(bytes.buffer)
   if (start === undefined || bytes.byteOffset !== start || prefix.length > HEADROOM_BYTES) return undefined
   roomy.delete(bytes.buffer)

@@ -30,8 +30,8 @@ export interface FileSourceOptions {
   readonly bufferBytes?: number
   readonly signal?: AbortSignal
   readonly noFollow?: boolean
-  /** a new buffer for each read, never written again once yielded (the caller may keep them):
-   *  else two buffers take turns */
+  /** a new buffer for each read, never written again once yielded (the caller may keep them),
+   *  with room before it for a message header (headroom.ts): else two buffers take turns */
   readonly fresh?: boolean
 }
 

@@ -128,6 +128,15 @@ export const tee = (l: number): number[] => [OP.localTee, ...uleb(l)]
 export const i32 = (c: number): number[] => [OP.i32Const, ...sleb(c)]
 
 /**
+ * A loop that leaves when `exit` (which pushes an i32) is true at the top of a turn:
+ *   (block (loop (br_if 1 exit) body (br 0)))
+ * Inside `body`, `br_if 1` also leaves it.
+ */
+export function loopUntil(exit: readonly number[], body: readonly number[]): number[] {
+  return [OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK, ...exit, OP.brIf, 1, ...body, OP.br, 0, OP.end, OP.end]
+}
+
+/**
  * The slice of the WebAssembly JS API the kernels use. Declared here because the project's
  * type libraries (ES2022, @types/node 20) do not declare WebAssembly; looked up on globalThis
  * so a runtime without it simply gets the JS loops.

@@ -1,4 +1,4 @@
-import { assembleModule, compileModule, get, i32, instantiate, OP, set, tee, VOID_BLOCK, WASM_PAGE, uleb, type WasmMemory } from '../wasm-asm.js'
+import { assembleModule, compileModule, get, i32, instantiate, loopUntil, OP, set, tee, VOID_BLOCK, WASM_PAGE, uleb, type WasmMemory } from '../wasm-asm.js'
 import { BLOCK_HASH_SEED } from './block-hash.js'
 import type { BlockHasher, SearchTables } from './hash-kernel.js'
 import { BYTE_MAP, ROLL_BASE, outFactor, outTable, rollWith } from './rolling-hash.js'
@@ -41,69 +41,75 @@ const tableAt = (offset: number): number[] => [OP.i32Load, 2, ...uleb(offset)]
 /** G[byte at local `p` + k]: the byte map's value for one byte. */
 const gOf = (p: number, k: number): number[] => [...get(p), ...byteAt(k), ...i32(2), OP.i32Shl, ...tableAt(G_ADDR)]
 
-/**
- * `rolling(p, len) → h`: rollingHash over [p, p+len). Four bytes a step, as the JS loop:
- * h·B^4 + (g0·B^3 + g1·B^2 + g2·B + g3), then byte by byte.
- */
-const R_P = 0, R_LEN = 1, R_END = 2, R_H = 3
-const rollingBody: number[] = [
-  ...get(R_P), ...get(R_LEN), OP.i32Add, ...set(R_END),
-  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
-  ...get(R_P), ...i32(4), OP.i32Add, ...get(R_END), OP.i32GtU, OP.brIf, 1,
-  ...get(R_H), ...i32(B4), OP.i32Mul,
-  ...gOf(R_P, 0), ...i32(B3), OP.i32Mul, OP.i32Add,
-  ...gOf(R_P, 1), ...i32(B2), OP.i32Mul, OP.i32Add,
-  ...gOf(R_P, 2), ...i32(B), OP.i32Mul, OP.i32Add,
-  ...gOf(R_P, 3), OP.i32Add,
-  ...set(R_H),
-  ...get(R_P), ...i32(4), OP.i32Add, ...set(R_P),
-  OP.br, 0, OP.end, OP.end,
-  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
-  ...get(R_P), ...get(R_END), OP.i32GeU, OP.brIf, 1,
-  ...get(R_H), ...i32(B), OP.i32Mul, ...gOf(R_P, 0), OP.i32Add, ...set(R_H),
-  ...get(R_P), ...i32(1), OP.i32Add, ...set(R_P),
-  OP.br, 0, OP.end, OP.end,
-  ...get(R_H),
-]
+/** p += n */
+const advance = (p: number, n: number): number[] => [...get(p), ...i32(n), OP.i32Add, ...set(p)]
+/** local `to` = p + len, rounded down to whole words when `words` */
+const endOf = (p: number, len: number, to: number, words: boolean): number[] =>
+  [...get(p), ...get(len), ...(words ? [...i32(-4), OP.i32And] : []), OP.i32Add, ...set(to)]
 
-/**
- * `strong(p, len, seed) → h`: MurmurHash3 x86_32 of [p, p+len) (block-hash.ts), whole
- * little-endian words by unaligned loads, the 1–3 last bytes as the reference's tail.
- */
+/** The rolling hash over the 4 bytes at p, as the JS loop: r·B^4 + (g0·B^3 + g1·B^2 + g2·B + g3). */
+const rollWord = (p: number, r: number): number[] => [
+  ...get(r), ...i32(B4), OP.i32Mul,
+  ...gOf(p, 0), ...i32(B3), OP.i32Mul, OP.i32Add,
+  ...gOf(p, 1), ...i32(B2), OP.i32Mul, OP.i32Add,
+  ...gOf(p, 2), ...i32(B), OP.i32Mul, OP.i32Add,
+  ...gOf(p, 3), OP.i32Add,
+  ...set(r),
+]
+/** The rolling hash over the byte at p: r·B + g0. */
+const rollByte = (p: number, r: number): number[] => [...get(r), ...i32(B), OP.i32Mul, ...gOf(p, 0), OP.i32Add, ...set(r)]
+
+/** MurmurHash3 x86_32 (block-hash.ts) in pieces: C1, C2, and k = rotl(k · C1, 15) · C2 on the
+ *  value on the stack. */
 const C1 = 0xcc9e2d51 | 0
 const C2 = 0x1b873593 | 0
-const S_P = 0, S_LEN = 1, S_H = 2, S_END = 3, S_K = 4, S_REST = 5
-/** k = rotl(k · C1, 15) · C2, on the value on the stack. */
 const scramble: number[] = [...i32(C1), OP.i32Mul, ...i32(15), OP.i32Rotl, ...i32(C2), OP.i32Mul]
+/** The little-endian word at p mixed into h (an unaligned load). */
+const murmurWord = (p: number, h: number): number[] => [
+  ...get(p), ...wordAt(0), ...scramble,
+  ...get(h), OP.i32Xor, ...i32(13), OP.i32Rotl, ...i32(5), OP.i32Mul, ...i32(0xe6546b64 | 0), OP.i32Add, ...set(h),
+]
+/** The 0–3 bytes at p that end the input (len & 3 of them), as the reference's tail. */
+const murmurTail = (p: number, len: number, h: number, k: number, rest: number): number[] => [
+  ...get(len), ...i32(3), OP.i32And, ...tee(rest),
+  OP.if, VOID_BLOCK,
+  ...get(p), ...byteAt(0), ...set(k),
+  ...get(rest), ...i32(1), OP.i32GtU,
+  OP.if, VOID_BLOCK, ...get(k), ...get(p), ...byteAt(1), ...i32(8), OP.i32Shl, OP.i32Or, ...set(k), OP.end,
+  ...get(rest), ...i32(2), OP.i32GtU,
+  OP.if, VOID_BLOCK, ...get(k), ...get(p), ...byteAt(2), ...i32(16), OP.i32Shl, OP.i32Or, ...set(k), OP.end,
+  ...get(k), ...scramble, ...get(h), OP.i32Xor, ...set(h),
+  OP.end,
+]
 /** h ^= h >>> n, on local h */
 const xorShift = (h: number, n: number): number[] => [...get(h), ...get(h), ...i32(n), OP.i32ShrU, OP.i32Xor, ...set(h)]
-/** MurmurHash3's finalizer (fmix32) on local h. */
-const fmix = (h: number): number[] => [
+/** h ^= len, then MurmurHash3's finalizer (fmix32), on local h. */
+const murmurFinish = (h: number, len: number): number[] => [
+  ...get(h), ...get(len), OP.i32Xor, ...set(h),
   ...xorShift(h, 16),
   ...get(h), ...i32(0x85ebca6b | 0), OP.i32Mul, ...set(h),
   ...xorShift(h, 13),
   ...get(h), ...i32(0xc2b2ae35 | 0), OP.i32Mul, ...set(h),
   ...xorShift(h, 16),
 ]
+
+/** `rolling(p, len) → h`: rollingHash over [p, p+len): four bytes a step, then byte by byte. */
+const R_P = 0, R_LEN = 1, R_END4 = 2, R_END = 3, R_H = 4
+const rollingBody: number[] = [
+  ...endOf(R_P, R_LEN, R_END4, true),
+  ...endOf(R_P, R_LEN, R_END, false),
+  ...loopUntil([...get(R_P), ...get(R_END4), OP.i32GeU], [...rollWord(R_P, R_H), ...advance(R_P, 4)]),
+  ...loopUntil([...get(R_P), ...get(R_END), OP.i32GeU], [...rollByte(R_P, R_H), ...advance(R_P, 1)]),
+  ...get(R_H),
+]
+
+/** `strong(p, len, seed) → h`: MurmurHash3 x86_32 of [p, p+len) with `seed` (block-hash.ts). */
+const S_P = 0, S_LEN = 1, S_H = 2, S_END4 = 3, S_K = 4, S_REST = 5
 const strongBody: number[] = [
-  ...get(S_P), ...get(S_LEN), ...i32(-4), OP.i32And, OP.i32Add, ...set(S_END),
-  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
-  ...get(S_P), ...get(S_END), OP.i32GeU, OP.brIf, 1,
-  ...get(S_P), ...wordAt(0), ...scramble,
-  ...get(S_H), OP.i32Xor, ...i32(13), OP.i32Rotl, ...i32(5), OP.i32Mul, ...i32(0xe6546b64 | 0), OP.i32Add, ...set(S_H),
-  ...get(S_P), ...i32(4), OP.i32Add, ...set(S_P),
-  OP.br, 0, OP.end, OP.end,
-  ...get(S_LEN), ...i32(3), OP.i32And, ...tee(S_REST),
-  OP.if, VOID_BLOCK,
-  ...get(S_P), ...byteAt(0), ...set(S_K),
-  ...get(S_REST), ...i32(1), OP.i32GtU,
-  OP.if, VOID_BLOCK, ...get(S_K), ...get(S_P), ...byteAt(1), ...i32(8), OP.i32Shl, OP.i32Or, ...set(S_K), OP.end,
-  ...get(S_REST), ...i32(2), OP.i32GtU,
-  OP.if, VOID_BLOCK, ...get(S_K), ...get(S_P), ...byteAt(2), ...i32(16), OP.i32Shl, OP.i32Or, ...set(S_K), OP.end,
-  ...get(S_K), ...scramble, ...get(S_H), OP.i32Xor, ...set(S_H),
-  OP.end,
-  ...get(S_H), ...get(S_LEN), OP.i32Xor, ...set(S_H),
-  ...fmix(S_H),
+  ...endOf(S_P, S_LEN, S_END4, true),
+  ...loopUntil([...get(S_P), ...get(S_END4), OP.i32GeU], [...murmurWord(S_P, S_H), ...advance(S_P, 4)]),
+  ...murmurTail(S_P, S_LEN, S_H, S_K, S_REST),
+  ...murmurFinish(S_H, S_LEN),
   ...get(S_H),
 ]
 
@@ -115,37 +121,13 @@ const strongBody: number[] = [
  */
 const K_P = 0, K_LEN = 1, K_H = 2, K_END4 = 3, K_END = 4, K_R = 5, K_K = 6, K_REST = 7
 const keysBody: number[] = [
-  ...get(K_P), ...get(K_LEN), OP.i32Add, ...set(K_END),
-  ...get(K_P), ...get(K_LEN), ...i32(-4), OP.i32And, OP.i32Add, ...set(K_END4),
-  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
-  ...get(K_P), ...get(K_END4), OP.i32GeU, OP.brIf, 1,
-  ...get(K_P), ...wordAt(0), ...scramble,
-  ...get(K_H), OP.i32Xor, ...i32(13), OP.i32Rotl, ...i32(5), OP.i32Mul, ...i32(0xe6546b64 | 0), OP.i32Add, ...set(K_H),
-  ...get(K_R), ...i32(B4), OP.i32Mul,
-  ...gOf(K_P, 0), ...i32(B3), OP.i32Mul, OP.i32Add,
-  ...gOf(K_P, 1), ...i32(B2), OP.i32Mul, OP.i32Add,
-  ...gOf(K_P, 2), ...i32(B), OP.i32Mul, OP.i32Add,
-  ...gOf(K_P, 3), OP.i32Add,
-  ...set(K_R),
-  ...get(K_P), ...i32(4), OP.i32Add, ...set(K_P),
-  OP.br, 0, OP.end, OP.end,
+  ...endOf(K_P, K_LEN, K_END4, true),
+  ...endOf(K_P, K_LEN, K_END, false),
+  ...loopUntil([...get(K_P), ...get(K_END4), OP.i32GeU], [...murmurWord(K_P, K_H), ...rollWord(K_P, K_R), ...advance(K_P, 4)]),
   // The last 0–3 bytes: MurmurHash3's tail, then the rolling hash byte by byte.
-  ...get(K_LEN), ...i32(3), OP.i32And, ...tee(K_REST),
-  OP.if, VOID_BLOCK,
-  ...get(K_P), ...byteAt(0), ...set(K_K),
-  ...get(K_REST), ...i32(1), OP.i32GtU,
-  OP.if, VOID_BLOCK, ...get(K_K), ...get(K_P), ...byteAt(1), ...i32(8), OP.i32Shl, OP.i32Or, ...set(K_K), OP.end,
-  ...get(K_REST), ...i32(2), OP.i32GtU,
-  OP.if, VOID_BLOCK, ...get(K_K), ...get(K_P), ...byteAt(2), ...i32(16), OP.i32Shl, OP.i32Or, ...set(K_K), OP.end,
-  ...get(K_K), ...scramble, ...get(K_H), OP.i32Xor, ...set(K_H),
-  OP.end,
-  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
-  ...get(K_P), ...get(K_END), OP.i32GeU, OP.brIf, 1,
-  ...get(K_R), ...i32(B), OP.i32Mul, ...gOf(K_P, 0), OP.i32Add, ...set(K_R),
-  ...get(K_P), ...i32(1), OP.i32Add, ...set(K_P),
-  OP.br, 0, OP.end, OP.end,
-  ...get(K_H), ...get(K_LEN), OP.i32Xor, ...set(K_H),
-  ...fmix(K_H),
+  ...murmurTail(K_P, K_LEN, K_H, K_K, K_REST),
+  ...loopUntil([...get(K_P), ...get(K_END), OP.i32GeU], [...rollByte(K_P, K_R), ...advance(K_P, 1)]),
+  ...murmurFinish(K_H, K_LEN),
   ...i32(STRONG_ADDR), ...get(K_H), OP.i32Store, 2, 0,
   ...get(K_R),
 ]
@@ -158,17 +140,17 @@ const keysBody: number[] = [
  */
 const Q_Q = 0, Q_LAST = 1, Q_H = 2, Q_B = 3, Q_FSHIFT = 4, Q_F = 5
 const searchBody: number[] = [
-  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
-  ...get(Q_H), ...get(Q_FSHIFT), OP.i32ShrU, ...tee(Q_F),
-  ...i32(3), OP.i32ShrU, ...byteAt(FILTER_ADDR),
-  ...i32(1), ...get(Q_F), ...i32(7), OP.i32And, OP.i32Shl, OP.i32And, OP.brIf, 1,
-  ...get(Q_Q), ...get(Q_LAST), OP.i32GeS, OP.brIf, 1,
-  ...get(Q_H), ...get(Q_Q), ...byteAt(0), ...i32(2), OP.i32Shl, ...tableAt(OUT_G_ADDR), OP.i32Sub,
-  ...i32(B), OP.i32Mul,
-  ...get(Q_Q), ...get(Q_B), OP.i32Add, ...byteAt(0), ...i32(2), OP.i32Shl, ...tableAt(G_ADDR), OP.i32Add,
-  ...set(Q_H),
-  ...get(Q_Q), ...i32(1), OP.i32Add, ...set(Q_Q),
-  OP.br, 0, OP.end, OP.end,
+  ...loopUntil([...get(Q_Q), ...get(Q_LAST), OP.i32GeS], [
+    // A filter bit for h's top bits: stop here.
+    ...get(Q_H), ...get(Q_FSHIFT), OP.i32ShrU, ...tee(Q_F),
+    ...i32(3), OP.i32ShrU, ...byteAt(FILTER_ADDR),
+    ...i32(1), ...get(Q_F), ...i32(7), OP.i32And, OP.i32Shl, OP.i32And, OP.brIf, 1,
+    ...get(Q_H), ...get(Q_Q), ...byteAt(0), ...i32(2), OP.i32Shl, ...tableAt(OUT_G_ADDR), OP.i32Sub,
+    ...i32(B), OP.i32Mul,
+    ...get(Q_Q), ...get(Q_B), OP.i32Add, ...byteAt(0), ...i32(2), OP.i32Shl, ...tableAt(G_ADDR), OP.i32Add,
+    ...set(Q_H),
+    ...advance(Q_Q, 1),
+  ]),
   ...i32(HASH_ADDR), ...get(Q_H), OP.i32Store, 2, 0,
   ...get(Q_Q),
 ]
@@ -187,7 +169,7 @@ function kernelModule(): object | undefined {
   if (compiled === null) {
     compiled = compileModule(
       assembleModule(1, [
-        { name: 'rolling', params: 2, results: 1, locals: 2, body: rollingBody },
+        { name: 'rolling', params: 2, results: 1, locals: 3, body: rollingBody },
         { name: 'strong', params: 3, results: 1, locals: 3, body: strongBody },
         { name: 'search', params: 5, results: 1, locals: 1, body: searchBody },
         { name: 'keys', params: 3, results: 1, locals: 5, body: keysBody },

@@ -1,5 +1,5 @@
 import { GEAR } from '../chunk/index.js'
-import { assembleModule, compileModule, get, i32, instantiate, OP, set, uleb, VOID_BLOCK, WASM_PAGE, type WasmMemory } from '../wasm-asm.js'
+import { assembleModule, compileModule, get, i32, instantiate, loopUntil, OP, set, uleb, WASM_PAGE, type WasmMemory } from '../wasm-asm.js'
 
 /**
  * The sketch's Gear loop (format 1: sketch.ts SketchBuilder #feed) as a WebAssembly kernel: a
@@ -31,17 +31,16 @@ const P = 0, END = 1, H = 2, SLOT = 3, MASK = 4, PRIOR = 5
  * taken; h, and the replaced entry, are at H_ADDR and PRIOR_ADDR.
  */
 const scanBody: number[] = [
-  OP.block, VOID_BLOCK, OP.loop, VOID_BLOCK,
-  ...get(P), ...get(END), OP.i32GeU, OP.brIf, 1,
-  ...get(H), ...i32(1), OP.i32Shl,
-  ...get(P), OP.i32Load8U, 0, 0, ...i32(2), OP.i32Shl, OP.i32Load, 2, ...uleb(GEAR_ADDR),
-  OP.i32Add, ...set(H),
-  ...get(SLOT), ...i32(2), OP.i32Shl, OP.i32Load, 2, ...uleb(RING_ADDR), ...set(PRIOR),
-  ...get(SLOT), ...i32(2), OP.i32Shl, ...get(H), OP.i32Store, 2, ...uleb(RING_ADDR),
-  ...get(SLOT), ...i32(1), OP.i32Add, ...i32(31), OP.i32And, ...set(SLOT),
-  ...get(P), ...i32(1), OP.i32Add, ...set(P),
-  ...get(H), ...get(MASK), OP.i32And, OP.i32Eqz, OP.brIf, 1,
-  OP.br, 0, OP.end, OP.end,
+  ...loopUntil([...get(P), ...get(END), OP.i32GeU], [
+    ...get(H), ...i32(1), OP.i32Shl,
+    ...get(P), OP.i32Load8U, 0, 0, ...i32(2), OP.i32Shl, OP.i32Load, 2, ...uleb(GEAR_ADDR),
+    OP.i32Add, ...set(H),
+    ...get(SLOT), ...i32(2), OP.i32Shl, OP.i32Load, 2, ...uleb(RING_ADDR), ...set(PRIOR),
+    ...get(SLOT), ...i32(2), OP.i32Shl, ...get(H), OP.i32Store, 2, ...uleb(RING_ADDR),
+    ...get(SLOT), ...i32(1), OP.i32Add, ...i32(31), OP.i32And, ...set(SLOT),
+    ...get(P), ...i32(1), OP.i32Add, ...set(P),
+    ...get(H), ...get(MASK), OP.i32And, OP.i32Eqz, OP.brIf, 1,
+  ]),
   ...i32(H_ADDR), ...get(H), OP.i32Store, 2, 0,
   ...i32(PRIOR_ADDR), ...get(PRIOR), OP.i32Store, 2, 0,
   ...get(P),

@@ -113,6 +113,13 @@ type ResultMessage = Extract<Message, { t: 'result' }>
  * for chunk lists, and streams a delta (or the whole file) for each plan it gets back.
  * Returns when the receiver says `done`.
  */
+/** What the sender knows of a file it is about to match, before reading it: the digest its list
+ *  carried (not hashed again) and its size (sizes the matcher's window). */
+interface KnownTarget {
+  readonly digest?: FileDigest
+  readonly sizeHint?: number
+}
+
 export async function runSender(channel: Channel, d: SenderDeps): Promise<void> {
   const scope = new SessionScope(d.signal, (err) => channel.fail(sessionError(err, 'sender')))
   const signal = scope.signal
@@ -172,8 +179,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   offer.start()
 
   const paths = new Map<number, string>()
-  /** the digest each file's chunk list carried (the receiver expects it), until it is sent */
-  const listedDigest = new Map<number, Pick<FileRecord, 'digest' | 'size' | 'mtimeMs'>>()
+  /** what each file's chunk list said of it: its digest (the receiver expects it), size and mtime,
+   *  until it is sent */
+  const listedRecords = new Map<number, Pick<FileRecord, 'digest' | 'size' | 'mtimeMs'>>()
   /** A file sent whole and at most `max` bytes when listed, read in one go as readRecord reads
    *  for a chunk list (readRegular). Undefined when it grew past that since (it streams then). */
   const readWhole = async (path: string, max: number): Promise<Uint8Array | undefined> => {
@@ -230,13 +238,13 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
    * no more; the delta then copies every match. The file is read once for round 1 and then only
    * in its holes, at their offsets.
    */
-  const refinedDelta = async (id: number, path: string, sig: Signature, source: AsyncIterable<Uint8Array> | Uint8Array[], kept: Uint8Array | undefined, listed: FileDigest | undefined, size: number | undefined) => {
+  const refinedDelta = async (id: number, path: string, sig: Signature, source: AsyncIterable<Uint8Array> | Uint8Array[], kept: Uint8Array | undefined, known: KnownTarget) => {
     const rounds = new Mailbox<Extract<Message, { t: 'refine' }>>(signal, 'refine')
     refining.set(id, rounds)
     const reader = kept !== undefined ? memoryReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true })
     try {
       const stream = Array.isArray(source) ? (async function* () { yield* source })() : source
-      let { list, digest } = await matchTarget(sig, stream, { signal, ...(listed !== undefined && { digest: listed }), ...(size !== undefined && { sizeHint: size }) })
+      let { list, digest } = await matchTarget(sig, stream, { signal, ...known })
       for (;;) {
         // A list too long for one message goes empty (DELTA.md): the receiver then stops.
         await channel.send({ t: 'matches', id, list: encodeMatches(list.matches.length > MAX_MATCHES ? { ...list, matches: [] } : list) })
@@ -322,10 +330,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // changed in between (sent whole: a mismatch is a changed source; as a delta: it is sent
       // whole, hashed afresh). 0.15 of the sender's 1.4 CPU s for 256 MiB sent whole; ~0.6 s of
       // a 1 GiB file's match.
-      const listed = listedDigest.get(plan.id)
-      listedDigest.delete(plan.id)
+      const listed = listedRecords.get(plan.id)
+      listedRecords.delete(plan.id)
       let digest = listed?.digest
-      const sizeHint = kept?.length ?? listed?.size
       let source: Uint8Array[] | AsyncIterable<Uint8Array> = [kept!]
       if (kept === undefined) {
         const abs = await resolveInside(d.root, path)
@@ -339,9 +346,11 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // bytes as read: a file that changed meanwhile must not pass for one version.
         if (digest === undefined) source = unchangedWhileRead(source, abs, path)
       }
+      const sizeHint = kept?.length ?? listed?.size
+      const known: KnownTarget = { ...(digest !== undefined && { digest }), ...(sizeHint !== undefined && { sizeHint }) }
       const delta = plan.refine === true
-        ? await refinedDelta(plan.id, path, sig, source, kept, digest, sizeHint)
-        : encodeDelta(sig, source, { signal, level, ownedInput: fresh, ...(digest !== undefined && { digest }), ...(sizeHint !== undefined && { sizeHint }) })
+        ? await refinedDelta(plan.id, path, sig, source, kept, known)
+        : encodeDelta(sig, source, { signal, level, ownedInput: fresh, ...known })
       for await (const bytes of dataFrames(delta.bytes)) {
         await channel.send({ t: 'data', id: plan.id, bytes })
         sentAny = true
@@ -431,8 +440,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       const content = files.takeContent(path) ?? (await readWhole(path, BUNDLE_FILE_BYTES))
       if (content === undefined) return false
       // As in sendFile: the listed digest, which the receiver checks the bytes against.
-      const digest = listedDigest.get(id)?.digest ?? digestBytes(content)
-      listedDigest.delete(id)
+      const digest = listedRecords.get(id)?.digest ?? digestBytes(content)
+      listedRecords.delete(id)
       const stream = storedDelta(content, digest)
       const size = stream.reduce((a, b) => a + b.length, 0)
       const full = bundle!.fits(size) ? undefined : bundle!.take(level)
@@ -520,7 +529,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   const noteRecord = (id: number, path: string, rec: FileRecord | undefined): void => {
     if (rec !== undefined) {
       paths.set(id, path)
-      listedDigest.set(id, { digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs })
+      listedRecords.set(id, { digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs })
     } else {
       paths.delete(id)
       smallWanted.delete(id)

@@ -1188,16 +1188,18 @@ class Receiver {
       }
       // A retry is queued before this file lets go of its slot, so the session cannot look
       // finished in between.
+      // Changed on the sender while it was read: its bytes said so, or the sender did (a notice).
+      const changedThere = sourceChanged(err, seed) || t.changedOnSender === true
       if (isNoSpace(err) && !t.retriedForSpace && !signal.aborted) {
         // From now on one file at a time, each after a check of its room: this one again,
         // after the files already queued (some of which may fit).
         this.#diskFull = true
         this.#enqueue({ ...this.#newTransfer(t.entry, t.current, t.attempt), retriedForSpace: true })
-      } else if ((sourceChanged(err, seed) || t.changedOnSender === true) && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
-        // Changed on the sender while it was read: ask again; the sender reads it afresh.
+      } else if (changedThere && t.attempt < MAX_SOURCE_ATTEMPTS && !signal.aborted) {
+        // Ask again: the sender reads it afresh.
         this.#enqueue(this.#newTransfer(t.entry, t.current, t.attempt + 1))
       } else {
-        const e = sourceChanged(err, seed) || t.changedOnSender === true
+        const e = changedThere
           ? new DsyncError('SOURCE_CHANGED', `${path}: changed on the sender each of the ${t.attempt} times it was sent; not written (run again once it is stable)`, { path })
           : asFileError(err, path, 'write it')
         this.#fail(path, e, t.id)

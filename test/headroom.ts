@@ -1,5 +1,6 @@
 import t from 'tap'
-import { allocWithHeadroom, HEADROOM_BYTES, prependInPlace } from '../src/headroom.js'
+import { allocWithHeadroom, HEADROOM_BYTES, POOLED_BYTES, pooledCount, prependInPlace, recycleSent } from '../src/headroom.js'
+import { READ_BUFFER_BYTES } from '../src/fs/file-source.js'
 
 t.test('prependInPlace writes the prefix into the room before a buffer made with it, once', async (t) => {
   const bytes = allocWithHeadroom(1000).fill(9)
@@ -20,4 +21,38 @@ t.test('no room: another buffer, a view further in, a prefix longer than the roo
   t.equal(prependInPlace(Uint8Array.of(1), bytes.subarray(1)), undefined, 'not where the buffer was handed out')
   t.equal(prependInPlace(new Uint8Array(HEADROOM_BYTES + 1), bytes), undefined, 'longer than the room')
   t.ok(prependInPlace(new Uint8Array(HEADROOM_BYTES), bytes) !== undefined, 'exactly the room fits')
+})
+
+t.test('recycleSent: a pooled buffer whose whole read went as one message comes back from the pool, once', async (t) => {
+  const read = allocWithHeadroom(POOLED_BYTES).fill(5)
+  const frame = prependInPlace(Uint8Array.of(1, 2), read)!
+  const before = pooledCount()
+  recycleSent(frame)
+  t.equal(pooledCount(), before + 1, 'kept for reuse')
+  recycleSent(frame)
+  t.equal(pooledCount(), before + 1, 'twice is still once')
+  const again = allocWithHeadroom(POOLED_BYTES)
+  t.equal(again.buffer, read.buffer, 'handed out again')
+  t.equal(pooledCount(), before)
+  t.ok(prependInPlace(Uint8Array.of(3), again) !== undefined, 'with its room free again')
+})
+
+t.test('recycleSent keeps nothing that may still be read', async (t) => {
+  const before = pooledCount()
+  const small = allocWithHeadroom(1000)
+  recycleSent(prependInPlace(Uint8Array.of(1), small)!)
+  t.equal(pooledCount(), before, 'not the pooled size')
+  const part = allocWithHeadroom(POOLED_BYTES)
+  recycleSent(prependInPlace(Uint8Array.of(1), part.subarray(0, 1000))!)
+  t.equal(pooledCount(), before, 'a message of part of the read: the rest may be in another')
+  const unsent = allocWithHeadroom(POOLED_BYTES)
+  recycleSent(unsent)
+  recycleSent(new Uint8Array(unsent.buffer, 0, unsent.buffer.byteLength))
+  t.equal(pooledCount(), before, 'no message was made of it in place')
+  recycleSent(Buffer.allocUnsafe(POOLED_BYTES + HEADROOM_BYTES))
+  t.equal(pooledCount(), before, 'a buffer not made here')
+  // The pool is bounded: sends of many buffers keep at most a few.
+  for (let i = 0; i < 50; i++) recycleSent(prependInPlace(Uint8Array.of(1), allocWithHeadroom(POOLED_BYTES))!)
+  t.ok(pooledCount() <= 8, `${pooledCount()} kept`)
+  t.equal(POOLED_BYTES, READ_BUFFER_BYTES, 'the pool holds a file source\'s full reads')
 })

@@ -59,11 +59,13 @@ export async function* openFileSource(
       throw fsError(err, path, 'read it')
     }
     const bytes = Math.max(1, Math.min(opts.bufferBytes ?? READ_BUFFER_BYTES, size + 1))
-    // Fresh buffers are never reused: no need to zero them; they have room for a message
-    // header before them, so a `data` message can carry one without a copy (headroom.ts).
+    // Fresh buffers are never read into again once yielded: no need to zero them; they have
+    // room for a message header before them, so a `data` message can carry one without a copy,
+    // and full ones come from the pool of those already sent (headroom.ts).
     const alloc = (): Uint8Array => (opts.fresh === true ? allocWithHeadroom(bytes) : new Uint8Array(bytes))
     const bufs = [alloc()]
-    if (size >= bytes) bufs.push(alloc())
+    // (Fresh: the second is made when first read into.)
+    if (size >= bytes) bufs.push(opts.fresh === true ? new Uint8Array(0) : alloc())
     // Reads go in file order (position null): each starts once the one before has ended.
     const readInto = (buf: Uint8Array) => fh.read(buf, 0, buf.length, null).then(
       (r) => r.bytesRead,

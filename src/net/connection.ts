@@ -1,5 +1,6 @@
 import type { RawData, WebSocket } from 'ws'
 import { DsyncError } from '../errors.js'
+import { recycleSent } from '../headroom.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, FrameChannel, type ChannelLimits } from './channel.js'
 import { DEFAULT_HEARTBEAT_MS, Heartbeat } from './heartbeat.js'
 
@@ -76,6 +77,8 @@ export class WsChannel extends FrameChannel {
         // Each flush may bring bufferedAmount under the mark: let waiting senders re-check.
         this.wakeSenders()
         if (!err) this.heartbeat?.alive()
+        // Written to the socket (ws references the frame until here): its buffer may be reused.
+        if (!err) recycleSent(frame)
         if (err) reject(new DsyncError('NETWORK', `connection lost while sending: ${err.message}`, { cause: err }))
         else resolve()
       })

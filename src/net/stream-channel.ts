@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream'
 import { DsyncError } from '../errors.js'
+import { recycleSent } from '../headroom.js'
 import { LIMITS } from '../../protocol/messages.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, FrameChannel, type ChannelLimits } from './channel.js'
 
@@ -79,6 +80,7 @@ export class StreamChannel extends FrameChannel {
     const out = Buffer.allocUnsafe(PREFIX_BYTES + frame.length)
     out.writeUInt32BE(frame.length, 0)
     out.set(frame, PREFIX_BYTES)
+    recycleSent(frame)
     return new Promise<void>((resolve, reject) => {
       this.output.write(out, (err) => {
         this.wakeSenders()

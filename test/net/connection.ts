@@ -1,5 +1,6 @@
 import t from 'tap'
 import { WsChannel } from '../../src/net/connection.js'
+import { allocWithHeadroom, POOLED_BYTES, pooledCount } from '../../src/headroom.js'
 import { connect, LIMITS, type ChannelLimits } from '../../src/net/index.js'
 import { randomBytes } from '../support/random.js'
 import { OPTIONS, testServer } from '../support/net.js'
@@ -78,4 +79,35 @@ t.test('backpressure: a stalled consumer pauses the socket; concurrent sends wai
   for await (const m of channel.messages()) if (m.t === 'data') n++
   t.equal(n, total, 'everything arrives once the consumer reads')
   t.ok(maxBuffered <= LIMITS_SMALL.sendHighWaterBytes + 2 * MiB, `sender buffer peaked at ${(maxBuffered / MiB).toFixed(1)} MiB`)
+})
+
+t.test('a read buffer sent in place goes back to the pool only once written: the peer gets what was sent', async (t) => {
+  const count = 24
+  let pooledAfter = 0
+  const server = await testServer(t, async (channel) => {
+    // All sends at once, into a consumer that is not reading yet: frames wait in ws and the
+    // socket. After each send starts, whatever the pool holds is taken and scribbled on, as the
+    // next file's read would: a buffer recycled before ws wrote it would reach the peer so.
+    const sends: Promise<void>[] = []
+    for (let i = 0; i < count; i++) {
+      const bytes = allocWithHeadroom(POOLED_BYTES).fill(i)
+      sends.push(channel.send({ t: 'data', id: i, bytes }))
+      while (pooledCount() > 0) allocWithHeadroom(POOLED_BYTES).fill(0xee)
+      await sleep(1)
+    }
+    await Promise.all(sends)
+    pooledAfter = pooledCount()
+    await channel.send({ t: 'dataEnd', id: 0 })
+  })
+  const { channel } = await connect(server.url, { token: null, role: 'pull', options: OPTIONS })
+  await sleep(200)
+  let seen = 0
+  for await (const m of channel.messages()) {
+    if (m.t !== 'data') continue
+    t.equal(m.bytes.length, POOLED_BYTES)
+    t.ok(m.bytes.every((b) => b === (m.id & 0xff)), `message ${m.id} arrived as sent`)
+    seen++
+  }
+  t.equal(seen, count)
+  t.ok(pooledAfter > 0, `buffers came back to the pool once written (${pooledAfter})`)
 })

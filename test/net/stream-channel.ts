@@ -1,6 +1,7 @@
 import t from 'tap'
 import { PassThrough } from 'node:stream'
 import { StreamChannel } from '../../src/net/stream-channel.js'
+import { allocWithHeadroom, POOLED_BYTES, pooledCount } from '../../src/headroom.js'
 import { decode, encode, LIMITS, type ChannelLimits, type Message } from '../../src/net/index.js'
 import { randomBytes } from '../support/random.js'
 
@@ -162,4 +163,25 @@ t.test('sending after the peer is gone rejects with NETWORK instead of hanging',
   toChannel.end()
   await t.rejects(channel.receive(), { code: 'NETWORK' })
   await t.rejects(channel.send({ t: 'filesEnd' }), { code: 'NETWORK' })
+})
+
+t.test('a read buffer sent in place goes back to the pool once copied into the stream: the peer gets what was sent', async (t) => {
+  const { a, b } = streamPair()
+  const count = 12
+  const sends: Promise<void>[] = []
+  for (let i = 0; i < count; i++) {
+    sends.push(a.send({ t: 'data', id: i, bytes: allocWithHeadroom(POOLED_BYTES).fill(i) }))
+    t.ok(pooledCount() > 0, 'the frame was copied out: its buffer is free at once')
+    while (pooledCount() > 0) allocWithHeadroom(POOLED_BYTES).fill(0xee)
+  }
+  // (The pipe holds what was written until the peer reads it.)
+  const sent = Promise.all(sends).then(() => a.close())
+  let seen = 0
+  for await (const m of b.messages()) {
+    if (m.t !== 'data') continue
+    t.ok(m.bytes.length === POOLED_BYTES && m.bytes.every((x) => x === m.id), `message ${m.id} arrived as sent`)
+    seen++
+  }
+  await sent
+  t.equal(seen, count)
 })

@@ -31,9 +31,9 @@ const MAX_POOLED = 8
 
 /** Buffers made here, by where the view handed out starts; deleted when the room is used. */
 const roomy = new WeakMap<ArrayBufferLike, number>()
-/** Buffers whose room holds a message's header, by where that message starts (prependInPlace);
- *  they go back to the pool once the message was written (recycleSent). */
-const inMessage = new WeakMap<ArrayBufferLike, number>()
+/** Buffers whose room holds a message's header, with that message (prependInPlace): they go
+ *  back to the pool once that very message was written (recycleSent). */
+const inMessage = new WeakMap<ArrayBufferLike, Uint8Array>()
 /** Whole buffers of HEADROOM_BYTES + POOLED_BYTES that nothing refers to any more. */
 const pool: ArrayBuffer[] = []
 
@@ -65,7 +65,7 @@ export function prependInPlace(prefix: Uint8Array, bytes: Uint8Array): Uint8Arra
   roomy.delete(bytes.buffer)
   const out = new Uint8Array(bytes.buffer, start - prefix.length, prefix.length + bytes.length)
   out.set(prefix, 0)
-  inMessage.set(bytes.buffer, out.byteOffset)
+  inMessage.set(bytes.buffer, out)
   return out
 }
 
@@ -80,7 +80,9 @@ export function prependInPlace(prefix: Uint8Array, bytes: Uint8Array): Uint8Arra
 export function recycleSent(frame: Uint8Array): void {
   if (frame.byteOffset >= HEADROOM_BYTES) return
   const buffer = frame.buffer
-  if (inMessage.get(buffer) !== frame.byteOffset) return
+  // The message itself, not one like it: an old frame of a buffer since reused must not free
+  // the buffer under the message it now carries.
+  if (inMessage.get(buffer) !== frame) return
   inMessage.delete(buffer)
   if (buffer.byteLength === HEADROOM_BYTES + POOLED_BYTES && frame.byteLength === buffer.byteLength - frame.byteOffset && pool.length < MAX_POOLED) {
     pool.push(buffer as ArrayBuffer)

@@ -34,7 +34,13 @@ t.test('recycleSent: a pooled buffer whose whole read went as one message comes 
   const again = allocWithHeadroom(POOLED_BYTES)
   t.equal(again.buffer, read.buffer, 'handed out again')
   t.equal(pooledCount(), before)
-  t.ok(prependInPlace(Uint8Array.of(3), again) !== undefined, 'with its room free again')
+  const next = prependInPlace(Uint8Array.of(3, 4), again)
+  t.ok(next !== undefined, 'with its room free again')
+  recycleSent(frame)
+  t.equal(pooledCount(), before, 'the old message, written long ago, does not free it under the new one')
+  recycleSent(next!)
+  t.equal(pooledCount(), before + 1, 'the new one does, once written')
+  allocWithHeadroom(POOLED_BYTES)
 })
 
 t.test('recycleSent keeps nothing that may still be read', async (t) => {

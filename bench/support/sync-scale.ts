@@ -69,6 +69,7 @@ export function scaleCases(shrink: number): readonly ScaleCase[] {
     { id: 'push 20k', what: `first push of ${files(20_000)} small text files (100 B–8 KiB) to an empty receiver`, big: false, data: smallFiles(s(20_000)), receiver: 'empty', warm: false, eachRun: 'fresh' },
     { id: 'no-op 20k', what: `${files(20_000)} small files, nothing changed since the last sync`, big: false, data: smallFiles(s(20_000)), receiver: 'copy', warm: true, eachRun: 'none' },
     { id: 'no-op 100k', what: `${files(100_000)} small files in ${files(1000)} folders, nothing changed since the last sync`, big: false, data: smallFiles(s(100_000)), receiver: 'copy', warm: true, eachRun: 'none' },
+    { id: 'no-op 1M', what: `${files(1_000_000)} small files in ${files(10_000)} folders, nothing changed since the last sync (--big)`, big: true, data: smallFiles(s(1_000_000)), receiver: 'copy', warm: true, eachRun: 'none' },
     { id: 'same 20k', what: `first sync of two identical ${files(20_000)}-file trees (cp -a: same size + mtime; no dsync state)`, big: false, data: smallFiles(s(20_000)), receiver: 'copy', warm: false, eachRun: 'forget' },
     { id: 'same 100k', what: `first sync of two identical ${files(100_000)}-file trees (cp -a; no dsync state)`, big: false, data: smallFiles(s(100_000)), receiver: 'copy', warm: false, eachRun: 'forget' },
     {

@@ -60,6 +60,12 @@ export class PairBases {
     return this.#meta.get(REPLICA_KEY)
   }
 
+  /** `path`'s base with `peer`, if it has one. */
+  get(peer: string, path: string): PairBase | undefined {
+    const v = this.#db.get(`${peer}/${path}`)
+    return v === undefined ? undefined : decode(path, v)
+  }
+
   /** Every path's base with `peer`. */
   load(peer: string): Map<string, PairBase> {
     const prefix = `${peer}/`

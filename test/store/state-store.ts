@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { chunkParams, digestBytes } from '../../src/index.js'
-import { Store } from '../../src/store/index.js'
+import { Store, type PairBase } from '../../src/store/index.js'
 import { randomBytes } from '../support/random.js'
 import { TEST_PARAMS, recordOf } from '../support/records.js'
 import { tempTree } from '../support/temp.js'
@@ -226,4 +226,24 @@ t.test('files by fingerprint prefix: a probe key finds the files indexing a fing
   t.same(new Set(store.filesWithFingerprintPrefix([key('ffffffff'), key('00000000')])), new Set(['low', 'high']))
   await store.delete('high')
   t.same([...store.filesWithFingerprintPrefix([key('ffffffff')])], [], 'gone with its record')
+})
+
+t.test('pair bases: get reads one path\'s base with one peer, as load reads them all', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const pairs = store.pairBases()
+  const file = { kind: 'file' as const, size: 5, mtimeMs: 1700000000123.25, mode: 0o644, digest: digestBytes(Uint8Array.of(1)) }
+  const link = { kind: 'symlink' as const, size: 3, mtimeMs: 1, mode: 0o777, target: 'a/b' }
+  await pairs.update('peer1', new Map<string, PairBase>([['dir/f.txt', file], ['l', link]]))
+  await pairs.update('peer2', new Map<string, PairBase>([['dir/f.txt', { ...file, size: 6 }]]))
+  t.same(pairs.get('peer1', 'dir/f.txt'), file)
+  t.same(pairs.get('peer1', 'l'), link)
+  t.same(pairs.get('peer2', 'dir/f.txt'), { ...file, size: 6 }, 'each peer its own')
+  t.equal(pairs.get('peer1', 'dir'), undefined, 'no base, no entry')
+  t.equal(pairs.get('peer', '1/dir/f.txt'), undefined, 'a peer id is not a prefix of another\'s keys by accident')
+  t.same([...pairs.load('peer1')].sort(), [['dir/f.txt', file], ['l', link]])
+  await pairs.update('peer1', new Map<string, PairBase | null>([['dir/f.txt', null]]))
+  t.equal(pairs.get('peer1', 'dir/f.txt'), undefined, 'removed')
+  t.same(pairs.get('peer2', 'dir/f.txt'), { ...file, size: 6 }, 'the other peer\'s untouched')
 })

@@ -20,3 +20,21 @@ t.test('the summary counts each kind of event and the bytes behind them', async 
   t.same(seen, ['delta', 'new', 'copy', 'unchanged', 'kept', 'deleted'])
   t.same(progress.at(-1), [1500, 1500], 'progress ends with every listed byte settled')
 })
+
+t.test('keepUnchanged false: unchanged events are counted and seen, not kept; every other event is', async (t) => {
+  const seen: string[] = []
+  const r = new SyncReport((e) => seen.push(`${e.action} ${e.path}`), undefined, false)
+  for (const size of [1, 2, 3, 4]) r.countFile(size)
+  r.add({ path: 'a', action: 'unchanged', size: 1 })
+  r.add({ path: 'b', action: 'new', size: 2, copiedBytes: 0, literalBytes: 2 })
+  r.add({ path: 'c', action: 'unchanged', size: 3 })
+  r.add({ path: 'd', action: 'error', code: 'NOT_FOUND', message: 'gone' })
+  t.same(r.events.map((e) => e.path), ['b', 'd'], 'kept: all but the unchanged ones')
+  t.same(seen, ['unchanged a', 'new b', 'unchanged c', 'error d'], 'onEvent sees every event')
+  const s = r.summary({ bytesSent: 0, bytesReceived: 0 }, 0)
+  t.match(s, { files: 4, unchanged: 2, transferred: 1, errors: 1 })
+  const kept = new SyncReport()
+  kept.add({ path: 'a', action: 'unchanged', size: 1 })
+  t.equal(kept.events.length, 1, 'kept by default')
+  t.equal(kept.summary({ bytesSent: 0, bytesReceived: 0 }, 0).unchanged, 1)
+})

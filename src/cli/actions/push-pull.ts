@@ -40,6 +40,8 @@ export async function runSync(kind: SyncKind, local: string, url: string, o: Syn
     ...(o.bwlimit && { bytesPerSecond: o.bwlimit }),
     ...(o.compressLevel !== undefined && { compressLevel: o.compressLevel }),
     ...(kind === 'sync' && { prefer: o.prefer ?? 'keep-both', propagateDeletes: o.deletions !== false, ...(o.machine !== undefined && { machine: o.machine }) }),
+    // --json prints every event; the rest of the output counts them (two-way's line by side).
+    keepUnchanged: o.json === true || kind === 'sync',
     onEvent: (e: FileEvent) => {
       if (!itemize(e)) return
       live.line(formatEvent(e))

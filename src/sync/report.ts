@@ -76,12 +76,10 @@ export class SyncReport {
    * @param onEvent called with each file event as it happens (itemized output)
    * @param onProgress called with bytes of files settled so far and bytes of all files listed
    *   so far, whenever either grows (progress bars)
-   */
-  /**
-   * `keepUnchanged` false: an `unchanged` event is counted, not kept. A server keeps no event
-   * list for anyone; what it needs of the events are the failed, kept and deleted paths
-   * (PeerBases.record) and the counts of its log line. A no-op of 1,000,000 files kept as many
-   * `unchanged` events on the server to the end of the session.
+   * @param keepUnchanged false: an `unchanged` event is counted (and given to onEvent), not
+   *   kept in `events`. A server keeps no event list for anyone: what it needs of the events are
+   *   the failed, kept and deleted paths (PeerBases.record) and its log line's counts. A no-op
+   *   of 1,000,000 files kept as many `unchanged` events on the server to the session's end.
    */
   constructor(
     private readonly onEvent: (e: FileEvent) => void = () => {},

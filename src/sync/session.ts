@@ -51,7 +51,8 @@ export function sessionOptions(o: Partial<SessionOptions> = {}): SessionOptions 
   }
 }
 
-/** What push and pull return: every file event and the totals. */
+/** What push and pull return: every file event (`unchanged` ones only if kept: ClientOptions
+ *  `keepUnchanged`, true by default) and the totals. */
 export interface SyncResult {
   readonly events: readonly FileEvent[]
   readonly summary: SyncSummary

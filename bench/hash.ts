@@ -1,15 +1,16 @@
 /**
  * Hash candidates for chunk fingerprints and whole-file digests (issue 2): MB/s per 8 KiB
  * chunk (one-shot, as `fingerprint` hashes each chunk), and incremental SHA-256 by update
- * size (as FileDigester is fed). No xxhash or hash-wasm here: not installed, and not added
- * for a benchmark. Then the delta's block keys and byte search, the WebAssembly kernel against
- * the JS loops (src/delta/hash-kernel.ts).
+ * size (as FileDigester is fed), against XXH3-128 (hash-wasm, the check of a large file sent
+ * whole: src/hash/stream-check.ts). Then the delta's block keys and byte search, the
+ * WebAssembly kernel against the JS loops (src/delta/hash-kernel.ts). Run it again with
+ * `OPENSSL_ia32cap=:~0x20000000` to see SHA-256 on a CPU without SHA extensions.
  */
 import { blake3 } from '@noble/hashes/blake3.js'
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js'
 import { createHash, hash as cryptoHash } from 'node:crypto'
 import { blockHasher, type HashKernelKind } from '../src/delta/hash-kernel.js'
-import { fingerprint } from '../src/hash/index.js'
+import { fingerprint, newStreamChecker } from '../src/hash/index.js'
 import { KiB, MiB, seededBytes } from './support/data.js'
 import { printEnvironment, printTable, type Cell } from './support/table.js'
 import { mbps, time } from './support/timing.js'
@@ -58,11 +59,19 @@ export async function run(): Promise<void> {
       { warmup: 1, runs: 5 },
     )
     const label = size >= MiB ? `${size / MiB} MiB` : `${size / KiB} KiB`
-    digestRows.push([label, mbps(big.length, t.medianMs), mbps(big.length, t.medianCpuMs)])
+    const x = await time(
+      async () => {
+        const checker = await newStreamChecker() // a checker per file, as encodeDelta makes one
+        for (let p = 0; p < big.length; p += size) checker.update(big.subarray(p, p + size))
+        return checker.digest()
+      },
+      { warmup: 1, runs: 5 },
+    )
+    digestRows.push([label, mbps(big.length, t.medianMs), mbps(big.length, t.medianCpuMs), mbps(big.length, x.medianMs), mbps(big.length, x.medianCpuMs)])
   }
   printTable(
-    'Whole-file SHA-256 (createHash, incremental) by update size, 64 MiB (median of 5)',
-    ['update size', 'MB/s', 'MB/s per CPU s'],
+    'Whole-file SHA-256 (createHash, incremental) and XXH3-128 (hash-wasm) by update size, 64 MiB (median of 5)',
+    ['update size', 'SHA-256 MB/s', 'per CPU s', 'XXH3-128 MB/s', 'per CPU s'],
     digestRows,
   )
 

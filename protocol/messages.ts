@@ -6,14 +6,15 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 5
+export const PROTOCOL_VERSION = 6
 
 /** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
  *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); version 3 lets a
  *  sender pack whole files together in a `bundle` (§4.7); version 4 lets a sender offer its list
  *  as directory summaries first (§4.9); version 5 adds the `query` role, a served tree's
- *  similarity index asked (§4.10). Otherwise push and pull are the same in all. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([5, 4, 3, 2, 1])
+ *  similarity index asked (§4.10); version 6 lets a sender check a large file sent whole with
+ *  XXH3-128 (§4.11). Otherwise push and pull are the same in all. */
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([6, 5, 4, 3, 2, 1])
 
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
@@ -33,6 +34,14 @@ export const SUMMARY_PROTOCOL_VERSION = 4
 /** The first version that has the `query` role (§4.10), and whose peers read a `sketch` of
  *  format 2 (with each anchor's exact windows: src/similarity/sketch-codec.ts). */
 export const QUERY_PROTOCOL_VERSION = 5
+
+/** The first version whose receivers take a delta of format version 2 (checked with XXH3-128,
+ *  protocol/DELTA.md) for a file sent whole (§4.11). */
+export const FAST_CHECK_PROTOCOL_VERSION = 6
+
+/** A file sent whole is checked with XXH3-128 (§4.11) only above this size: a smaller one keeps
+ *  its SHA-256, with which the receiver files it and the chunk list it makes of the bytes. */
+export const FAST_CHECK_MIN_BYTES = 1024 * 1024
 
 const KiB = 1024
 const MiB = 1024 * KiB

@@ -153,8 +153,9 @@ export async function delta(sigfile: string, target: string, deltafile: string, 
   return d.stats()
 }
 
-/** `dsync patch SEED DELTAFILE OUT`: rebuilds the target into `out`, verified by its SHA-256, atomically. */
-export function patch(seed: string, deltafile: string, out: string, o: { readonly signal?: AbortSignal } = {}): Promise<{ size: number; digest: FileDigest }> {
+/** `dsync patch SEED DELTAFILE OUT`: rebuilds the target into `out`, verified by its SHA-256, atomically
+ *  (`digest`; undefined for a delta of format version 2, verified by its XXH3-128 instead). */
+export function patch(seed: string, deltafile: string, out: string, o: { readonly signal?: AbortSignal } = {}): Promise<{ size: number; digest: FileDigest | undefined }> {
   const signal = o.signal ?? never()
   return patchFile(seed, openFileSource(deltafile, { signal }), out, { signal })
 }

@@ -50,7 +50,7 @@ t.test('layers: each import is allowed by the architecture', async (t) => {
         if (spec === 'msgpackr' && rel !== 'net/codec.ts') say('msgpackr belongs to src/net/codec.ts alone')
         if (spec === 'ws' && folder !== 'net') say('ws belongs to src/net/')
         if (COMPRESSION_BACKENDS.includes(spec) && folder !== 'compress') say('compression backends belong to src/compress/')
-        if ((spec === 'node:crypto' || spec.startsWith('@noble/')) && folder !== 'hash') say('hashing backends belong to src/hash/')
+        if ((spec === 'node:crypto' || spec.startsWith('@noble/') || spec.startsWith('hash-wasm')) && folder !== 'hash') say('hashing backends belong to src/hash/')
         if (CORE.includes(folder) && /^node:(fs|net|http|https|child_process|os|path)/.test(spec)) say('the core does no I/O')
         continue
       }

@@ -1,7 +1,7 @@
 import { decompressFrame } from '../compress/index.js'
 import { DsyncError, ensureData } from '../errors.js'
-import { FileDigester, type FileDigest } from '../hash/index.js'
-import { DELTA_MAGIC, DELTA_VERSION, DIGEST_BYTES, MAX_FRAME_RAW, MAX_FRAME_STORED, OP } from './delta-format.js'
+import { FileDigester, newStreamChecker, STREAM_CHECK_BYTES, type FileDigest, type StreamChecker } from '../hash/index.js'
+import { DELTA_MAGIC, DELTA_VERSION, DELTA_VERSION_FAST_CHECK, DIGEST_BYTES, MAX_FRAME_RAW, MAX_FRAME_STORED, OP } from './delta-format.js'
 import { unzigzag } from './bytes.js'
 import { StreamReader } from './stream-reader.js'
 
@@ -29,11 +29,12 @@ class BufferedSink {
    *  file's own bytes (allocation and GC, --cpu-prof of a 2,000-file push). */
   #buf = new Uint8Array(16 * 1024)
   #len = 0
-  readonly digester = new FileDigester()
   size = 0
+  /** `digester`: the target's SHA-256 (format version 1) or XXH3-128 (version 2), as written */
   constructor(
     readonly sink: ByteSink,
     private readonly maxSize: number,
+    readonly digester: FileDigester | StreamChecker,
   ) {}
 
   async write(bytes: Uint8Array): Promise<void> {
@@ -81,13 +82,14 @@ class BufferedSink {
  * frame (≤ 4 MiB) and 1 MiB of I/O buffer, whatever the sizes.
  *
  * Checks everything: magic and version, the seed's size against the one the delta was made for,
- * every record against the format's limits, the target's size and SHA-256 against the trailer,
- * and that nothing follows it. Throws DsyncError BAD_DATA (truncated, corrupted, wrong seed,
+ * every record against the format's limits, the target's size and SHA-256 (XXH3-128 in format
+ * version 2) against the trailer, and that nothing follows it. Throws DsyncError BAD_DATA (truncated, corrupted, wrong seed,
  * trailing bytes), DIGEST_MISMATCH (the rebuilt target is not the one the delta describes) or
  * SOURCE_CHANGED (not the `expect`ed target); the sink may then have received part of a wrong
  * target, so write into a temp file (patchFile).
- * Returns the target's size and digest, and how many of its bytes came from the seed (copied)
- * and from the delta (literal): the receiver's side of the sender's DeltaStats.
+ * Returns the target's size and digest (undefined for format version 2, which carries none), and
+ * how many of its bytes came from the seed (copied) and from the delta (literal): the receiver's
+ * side of the sender's DeltaStats.
  */
 export async function applyDelta(
   seed: SeedReader | null,
@@ -100,10 +102,10 @@ export async function applyDelta(
      *  frame is then used where it lies, not copied */
     ownedInput?: boolean
   } = {},
-): Promise<{ size: number; digest: FileDigest; copiedBytes: number; literalBytes: number }> {
+): Promise<AppliedDelta> {
   const r = new StreamReader(delta)
   try {
-    const got = await applyFrom(r, seed, sink, opts.signal, opts.expect?.size ?? Number.MAX_SAFE_INTEGER, opts.ownedInput === true)
+    const got = await applyFrom(r, seed, sink, opts.signal, opts.expect, opts.ownedInput === true)
     if (opts.expect !== undefined && (got.size !== opts.expect.size || (opts.expect.digest !== undefined && got.digest !== opts.expect.digest))) {
       throw new DsyncError('SOURCE_CHANGED', `the file sent is not the one listed (${got.size} bytes, listed ${opts.expect.size}): it changed while being sent`)
     }
@@ -111,6 +113,15 @@ export async function applyDelta(
   } finally {
     await r.close()
   }
+}
+
+/** What applyDelta rebuilt. */
+export interface AppliedDelta {
+  readonly size: number
+  /** its SHA-256; undefined when the delta checked it with XXH3-128 (format version 2) */
+  readonly digest: FileDigest | undefined
+  readonly copiedBytes: number
+  readonly literalBytes: number
 }
 
 /** What the rebuilt target must be, when the caller knows it beforehand (sync: the chunk list's
@@ -122,13 +133,19 @@ export interface ExpectedTarget {
   readonly digest?: FileDigest
 }
 
-async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSink, signal: AbortSignal | undefined, maxSize: number, owned: boolean) {
+async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSink, signal: AbortSignal | undefined, expect: ExpectedTarget | undefined, owned: boolean): Promise<AppliedDelta> {
   for (const m of DELTA_MAGIC) {
     if ((await r.u8()) !== m) throw new DsyncError('BAD_DATA', 'not a dsync delta (bad magic bytes)')
   }
   const version = await r.u8()
-  if (version !== DELTA_VERSION) {
-    throw new DsyncError('BAD_DATA', `delta format version ${version} is not supported (this dsync reads version ${DELTA_VERSION}); make it again with this dsync`)
+  if (version !== DELTA_VERSION && version !== DELTA_VERSION_FAST_CHECK) {
+    throw new DsyncError('BAD_DATA', `delta format version ${version} is not supported (this dsync reads versions ${DELTA_VERSION} and ${DELTA_VERSION_FAST_CHECK}); make it again with this dsync`)
+  }
+  const fast = version === DELTA_VERSION_FAST_CHECK
+  // A target whose SHA-256 is known must be checked against it: a check of another kind would
+  // let a sender pass off other bytes as the listed file.
+  if (fast && expect?.digest !== undefined) {
+    throw new DsyncError('BAD_DATA', 'delta checked with XXH3-128 for a file whose SHA-256 was listed: the sender must check it with that SHA-256')
   }
   const seedSize = await r.varint('seed size')
   if (seedSize > 0) {
@@ -137,7 +154,7 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
       throw new DsyncError('BAD_DATA', `wrong seed: the delta was made against a seed of ${seedSize} bytes, this one has ${seed.size}`)
     }
   }
-  const out = new BufferedSink(sink, maxSize)
+  const out = new BufferedSink(sink, expect?.size ?? Number.MAX_SAFE_INTEGER, fast ? await newStreamChecker() : new FileDigester())
   let frame: Uint8Array = new Uint8Array(0)
   let framePos = 0
   let prevCopyEnd = 0
@@ -178,17 +195,18 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
     } else if (op === OP.END) {
       ensureData(framePos === frame.length, `delta: ends with ${frame.length - framePos} literal bytes unused`)
       const size = await r.varint('target size')
-      const digest = Buffer.from(await r.bytes(DIGEST_BYTES)).toString('hex') as FileDigest
+      const check = Buffer.from(await r.bytes(fast ? STREAM_CHECK_BYTES : DIGEST_BYTES))
       ensureData(await r.atEnd(), 'delta: unexpected bytes after its end')
       await out.flush()
       if (size !== out.size) {
         throw new DsyncError('BAD_DATA', `delta is corrupted: it rebuilt ${out.size} bytes, its trailer says ${size}`)
       }
       const got = out.digester.digest()
-      if (got !== digest) {
-        throw new DsyncError('DIGEST_MISMATCH', 'the rebuilt file does not match the SHA-256 the delta carries (wrong seed, or a corrupted delta or seed)')
+      if (typeof got === 'string' ? got !== check.toString('hex') : !check.equals(got)) {
+        const what = fast ? 'XXH3-128' : 'SHA-256'
+        throw new DsyncError('DIGEST_MISMATCH', `the rebuilt file does not match the ${what} the delta carries (wrong seed, or a corrupted delta or seed)`)
       }
-      return { size, digest, copiedBytes, literalBytes: size - copiedBytes }
+      return { size, digest: typeof got === 'string' ? got : undefined, copiedBytes, literalBytes: size - copiedBytes }
     } else {
       throw new DsyncError('BAD_DATA', `delta is corrupted: unknown record type 0x${op.toString(16)} at byte ${at}`)
     }

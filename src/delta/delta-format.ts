@@ -1,11 +1,12 @@
 /**
- * The delta byte format, version 1 (protocol/DELTA.md is the spec):
+ * The delta byte format, versions 1 and 2 (protocol/DELTA.md is the spec):
  *
- *   header   'd' 's' 'D'  version=1  varint seedSize
+ *   header   'd' 's' 'D'  version (1 or 2)  varint seedSize
  *   records  FRAME  0x03 codec varint rawLength varint storedLength bytes[storedLength]
  *            COPY   0x01 zigzag-varint (seedOffset − end of previous COPY) varint length
  *            LIT    0x02 varint length                (the next bytes of the current frame)
- *   trailer  END    0x00 varint targetSize  bytes[32] SHA-256 of the target
+ *   trailer  END    0x00 varint targetSize  bytes[32] SHA-256 of the target (version 1)
+ *                                           bytes[16] XXH3-128 of the target (version 2)
  *
  * The target is the COPY and LIT records' bytes in order. Literal bytes travel in FRAMEs that
  * come before the LITs that use them; a FRAME may start only when the previous one has been used
@@ -13,6 +14,9 @@
  */
 export const DELTA_MAGIC = Object.freeze([0x64, 0x73, 0x44])
 export const DELTA_VERSION = 1
+/** The same records, the target checked with XXH3-128 (src/hash/stream-check.ts): a file sent
+ *  whole whose SHA-256 neither side needs yet (PROTOCOL.md §4.11). */
+export const DELTA_VERSION_FAST_CHECK = 2
 
 export const OP = Object.freeze({ END: 0x00, COPY: 0x01, LIT: 0x02, FRAME: 0x03 })
 

@@ -1,7 +1,8 @@
 import { CODEC, compressFrame, type CodecId } from '../compress/index.js'
-import type { FileDigest } from '../hash/index.js'
+import { DsyncError } from '../errors.js'
+import { STREAM_CHECK_BYTES, type FileDigest } from '../hash/index.js'
 import { ByteWriter } from './bytes.js'
-import { DELTA_MAGIC, DELTA_VERSION, LITERAL_FRAME_BYTES, OP } from './delta-format.js'
+import { DELTA_MAGIC, DELTA_VERSION, DELTA_VERSION_FAST_CHECK, DIGEST_BYTES, LITERAL_FRAME_BYTES, OP } from './delta-format.js'
 
 /** Pending op records are flushed once they pass this many bytes even if the frame is not full,
  *  so a target made of many small copies cannot grow the writer's memory. */
@@ -39,11 +40,12 @@ export class DeltaWriter {
   copiedBytes = 0
 
   /** `level`: zstd level of the literal frames (default: the codec's, DEFAULT_LEVEL); `codec`:
-   *  theirs (default: zstd, or stored where it would not shrink them). */
-  constructor(seedSize: number, private readonly opts: { readonly level?: number; readonly codec?: CodecId } = {}) {
+   *  theirs (default: zstd, or stored where it would not shrink them); `fastCheck`: the trailer
+   *  carries the target's XXH3-128, not its SHA-256 (format version 2). */
+  constructor(seedSize: number, private readonly opts: { readonly level?: number; readonly codec?: CodecId; readonly fastCheck?: boolean } = {}) {
     const h = new ByteWriter(16)
     for (const m of DELTA_MAGIC) h.u8(m)
-    h.u8(DELTA_VERSION)
+    h.u8(opts.fastCheck === true ? DELTA_VERSION_FAST_CHECK : DELTA_VERSION)
     h.varint(seedSize)
     this.#emit(h.take())
   }
@@ -142,14 +144,18 @@ export class DeltaWriter {
     }
   }
 
-  /** Ends the delta: pending records, then the trailer with the target's size and SHA-256. */
-  finish(targetSize: number, digest: FileDigest): void {
+  /** Ends the delta: pending records, then the trailer with the target's size and check: its
+   *  SHA-256, or with `fastCheck` the 16 bytes of its XXH3-128. */
+  finish(targetSize: number, check: FileDigest | Uint8Array): void {
+    const bytes = typeof check === 'string' ? Buffer.from(check, 'hex') : check
+    const want = this.opts.fastCheck === true ? STREAM_CHECK_BYTES : DIGEST_BYTES
+    if (bytes.length !== want) throw new DsyncError('INTERNAL', `delta trailer: a ${bytes.length}-byte check where the format has ${want}`)
     this.#endCopy()
     this.#flush()
     const t = new ByteWriter(48)
     t.u8(OP.END)
     t.varint(targetSize)
-    t.bytes(Buffer.from(digest, 'hex'))
+    t.bytes(bytes)
     this.#emit(t.take())
   }
 

@@ -1,5 +1,5 @@
 import { DsyncError } from '../errors.js'
-import { FileDigester, type FileDigest } from '../hash/index.js'
+import { FileDigester, streamCheckerOrNone, type FileDigest } from '../hash/index.js'
 import { DeltaWriter } from './delta-writer.js'
 import { Matcher, windowFor } from './matcher.js'
 import type { Signature } from './signature.js'
@@ -48,16 +48,22 @@ export function encodeDelta(
     ownedInput?: boolean
     /** the target's expected size (sizes the matcher's window; any size still works) */
     sizeHint?: number
+    /** check the target with XXH3-128, not SHA-256 (delta format version 2), when no `digest`
+     *  is given and WebAssembly runs here: for a file sent whole whose SHA-256 no one needs yet
+     *  (PROTOCOL.md §4.11) */
+    fastCheck?: boolean
   } = {},
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
-    const writer = new DeltaWriter(sig.seedSize, { level: opts.level })
-    const digester = opts.digest === undefined ? new FileDigester() : undefined
+    const checker = opts.fastCheck === true && opts.digest === undefined ? await streamCheckerOrNone() : undefined
+    const writer = new DeltaWriter(sig.seedSize, { level: opts.level, fastCheck: checker !== undefined })
+    const digester = checker === undefined && opts.digest === undefined ? new FileDigester() : undefined
     const matcher = new Matcher(sig, writer, windowFor(opts.sizeHint))
     let size = 0
     for await (const input of target) {
       if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
+      checker?.update(input)
       digester?.update(input)
       size += input.length
       matcher.push(input, opts.ownedInput === true)
@@ -65,7 +71,7 @@ export function encodeDelta(
     }
     if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
     matcher.end()
-    writer.finish(size, digester?.digest() ?? opts.digest!)
+    writer.finish(size, checker !== undefined ? checker.digest() : (digester?.digest() ?? opts.digest!))
     yield* writer.take()
     result = Object.freeze({ targetSize: size, copiedBytes: writer.copiedBytes, literalBytes: writer.literalBytes, encodedBytes: writer.encodedBytes })
   }

@@ -1,11 +1,10 @@
-import { applyDelta, type ExpectedTarget } from '../delta/index.js'
-import type { FileDigest } from '../hash/index.js'
+import { applyDelta, type AppliedDelta, type ExpectedTarget } from '../delta/index.js'
 import { writeAtomically, type AtomicWriteOptions } from './atomic-write.js'
 import { openSeedReader, openSeedsReader } from './seed-reader.js'
 
 /**
  * Rebuilds `outPath` from a seed file and a delta: applyDelta into writeAtomically, so the target
- * is verified (size and SHA-256) before the rename, and on any error `outPath` is untouched.
+ * is verified (size and SHA-256, or XXH3-128: applyDelta) before the rename, and on any error `outPath` is untouched.
  * `seedPath` may equal `outPath` (patching in place): the seed stays open and readable until the
  * rename replaces it. `seedPath` null: a delta made against EMPTY_SIGNATURE. `expect`: the
  * target must have this size and digest (else SOURCE_CHANGED, nothing renamed). `ownedDelta`:
@@ -16,7 +15,7 @@ export async function patchFile(
   delta: AsyncIterable<Uint8Array>,
   outPath: string,
   opts: AtomicWriteOptions & { noFollow?: boolean; expect?: ExpectedTarget; ownedDelta?: boolean } = {},
-): Promise<{ size: number; digest: FileDigest; copiedBytes: number; literalBytes: number }> {
+): Promise<AppliedDelta> {
   const noFollow = opts.noFollow === true
   const seed = seedPath === null ? null : typeof seedPath === 'string' ? await openSeedReader(seedPath, { noFollow }) : await openSeedsReader(seedPath, { noFollow })
   try {

@@ -1,5 +1,6 @@
-/** Hashing: chunk fingerprints, whole-file digests, rolling sums, HMAC. The only folder that
- *  imports node:crypto or @noble/hashes, so a backend switch is a change here alone. */
+/** Hashing: chunk fingerprints, whole-file digests, stream checks, rolling sums, HMAC. The only
+ *  folder that imports node:crypto, @noble/hashes or hash-wasm, so a backend switch is a change
+ *  here alone. */
 export {
   type Fingerprint,
   FINGERPRINT_BYTES,
@@ -9,5 +10,6 @@ export {
   parseFingerprint,
 } from './fingerprint.js'
 export { type FileDigest, FileDigester, digestBytes, digestStream, parseFileDigest, sha256OfStrings } from './file-digest.js'
+export { STREAM_CHECK_BYTES, type StreamChecker, newStreamChecker, streamCheckerOrNone } from './stream-check.js'
 export { rollingSum, rollSum } from './rolling-sum.js'
 export { hmacSha256, sha256Small, macEquals, randomHex, randomToken } from './hmac.js'

@@ -1170,7 +1170,9 @@ class Receiver {
       const content: ChunkList | undefined = cameWithoutList(t)
         ? (written !== undefined && writtenBytes <= WHOLE_KEPT_BYTES ? { chunks: chunkBytes(Buffer.concat(written), this.#cutter()) } : undefined)
         : chunking !== undefined ? { chunks: await chunking } : { chunks: t.chunks, sampled: keepsSample }
-      await this.#record(path, abs, res.digest, content)
+      // Checked with XXH3-128 (§4.11): no SHA-256 to file; hashed when first needed.
+      if (res.digest === undefined) await this.#recordUnhashed(path, abs)
+      else await this.#record(path, abs, res.digest, content)
       // A sender that predates `refine.whole` sends its delta all the same: say what came.
       const action: Action | undefined = res.copiedBytes > 0 && event.action !== 'delta' ? 'delta' : undefined
       this.#event({ ...event, ...(action !== undefined && { action }), copiedBytes: res.copiedBytes, literalBytes: res.literalBytes, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
@@ -1316,6 +1318,19 @@ class Receiver {
       return this.#files.track(this.d.store.put({ ...entry, digest, chunks: content.chunks, ...(content.sampled === true && { sampled: true }) }, { base: true }))
     }
     this.#files.track(this.d.store.delete(path).then(() => this.d.store.setBase(path, { digest, size: st.size, mtimeMs: st.mtimeMs })))
+  }
+
+  /**
+   * Stores what this side now has at `path` when its SHA-256 is not known (a file sent whole and
+   * checked with XXH3-128, PROTOCOL.md §4.11): the sync base by size and mtime, and no record,
+   * so the file is read and hashed when it is first needed as a seed or a copy's source
+   * (LocalFiles.record), as a file of a first sync is. A check a peer could forge is never filed
+   * as a digest: a copy found by digest must have the content that digest names.
+   */
+  async #recordUnhashed(path: string, abs: string): Promise<void> {
+    const st = await lstat(abs)
+    this.#files.set({ path, kind: 'file', size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 })
+    this.#files.track(this.d.store.delete(path).then(() => this.d.store.setBase(path, { size: st.size, mtimeMs: st.mtimeMs })))
   }
 
   /** When the list is complete and every file is settled: --delete (only now: a file about to

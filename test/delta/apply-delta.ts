@@ -96,9 +96,12 @@ t.test('trailing bytes, garbage and other versions are BAD_DATA with a clear mes
   const sink = { write: async () => undefined }
   await t.rejects(applyDelta(null, splitStream(concat([delta, new Uint8Array([0])]), [7]), sink), { code: 'BAD_DATA', message: /after its end/ })
   await t.rejects(applyDelta(null, splitStream(new TextEncoder().encode('hello world'), [3]), sink), { code: 'BAD_DATA', message: /not a dsync delta/ })
+  const v3 = delta.slice()
+  v3[3] = 3
+  await t.rejects(applyDelta(null, splitStream(v3, [100]), sink), { code: 'BAD_DATA', message: /version 3 is not supported/ })
   const v2 = delta.slice()
-  v2[3] = 2
-  await t.rejects(applyDelta(null, splitStream(v2, [100]), sink), { code: 'BAD_DATA', message: /version 2 is not supported/ })
+  v2[3] = 2 // a version-1 delta called version 2: its 32-byte SHA-256 is not a 16-byte XXH3-128
+  await t.rejects(applyDelta(null, splitStream(v2, [100]), sink), { code: 'BAD_DATA', message: /after its end/ })
   await t.rejects(applyDelta(null, splitStream(new Uint8Array(0), [1]), sink), { code: 'BAD_DATA', message: /truncated/ })
 })
 
@@ -117,4 +120,45 @@ t.test('sink writes arrive in order whatever the op sizes (small ops are gathere
   await applyDelta(memorySeed(s), splitStream(delta, [1000]), { write: async (b) => void (sizes.push(b.length), parts.push(b.slice())) })
   t.ok(equalBytes(concat(parts), tg))
   t.ok(Math.max(...sizes) <= 1 << 20, 'writes of at most 1 MiB')
+})
+
+t.test('format version 2: the target checked with XXH3-128; every bit flipped is caught; no digest returned; refused where a SHA-256 is expected', async (t) => {
+  const small = concat([text.subarray(0, 1500), randomBytes(25, 200)])
+  const fast = concat(await collect(encodeDelta(EMPTY_SIGNATURE, splitStream(small, [300]), { fastCheck: true }).bytes))
+  const slow = concat(await collect(encodeDelta(EMPTY_SIGNATURE, [small]).bytes))
+  t.equal(fast[3], 2, 'header: version 2')
+  t.equal(slow[3], 1, 'without fastCheck: version 1')
+  t.equal(slow.length - fast.length, 16, 'the trailer is 16 bytes shorter')
+  const sink = (out: Uint8Array[]) => ({ write: async (b: Uint8Array) => void out.push(b.slice()) })
+  const out: Uint8Array[] = []
+  const got = await applyDelta(null, splitStream(fast, [64]), sink(out))
+  t.ok(equalBytes(concat(out), small), 'rebuilt')
+  t.same({ size: got.size, digest: got.digest }, { size: small.length, digest: undefined }, 'its size, and no SHA-256')
+  const codes = new Map<string, number>()
+  const inCheck = new Map<string, number>()
+  for (let i = 0; i < fast.length; i++) {
+    for (let bit = 0; bit < 8; bit++) {
+      const bad = fast.slice()
+      bad[i]! ^= 1 << bit
+      let code = 'no error'
+      try {
+        const o: Uint8Array[] = []
+        await applyDelta(null, splitStream(bad, [bad.length]), sink(o))
+        code = equalBytes(concat(o), small) ? 'same target' : 'WRONG OUTPUT'
+      } catch (err) {
+        code = err instanceof DsyncError ? err.code : `${err}`
+      }
+      const m = i >= fast.length - 16 ? inCheck : codes
+      m.set(code, (m.get(code) ?? 0) + 1)
+    }
+  }
+  // As for version 1, a flip that still rebuilds the target (a copy offset pointing at equal
+  // bytes, say) is no failure; a wrong target never comes out.
+  t.ok([...codes.keys()].every((c) => c === 'BAD_DATA' || c === 'DIGEST_MISMATCH' || c === 'same target'), [...codes].join(', '))
+  t.ok((codes.get('DIGEST_MISMATCH') ?? 0) > 0, `flips of the compressed literals: DIGEST_MISMATCH (${codes.get('DIGEST_MISMATCH')})`)
+  t.same([...inCheck], [['DIGEST_MISMATCH', 128]], 'every flip of the 16-byte check: DIGEST_MISMATCH')
+  const slowGot = await applyDelta(null, splitStream(slow, [slow.length]), sink([]))
+  await t.rejects(applyDelta(null, splitStream(fast, [fast.length]), sink([]), { expect: { size: small.length, digest: slowGot.digest! } }), { code: 'BAD_DATA', message: /XXH3-128 for a file whose SHA-256 was listed/ })
+  const withDigest = concat(await collect(encodeDelta(EMPTY_SIGNATURE, [small], { fastCheck: true, digest: slowGot.digest! }).bytes))
+  t.equal(withDigest[3], 1, 'a digest given: version 1 with it, whatever fastCheck says')
 })

@@ -39,10 +39,6 @@ export const QUERY_PROTOCOL_VERSION = 5
  *  protocol/DELTA.md) for a file sent whole (§4.11). */
 export const FAST_CHECK_PROTOCOL_VERSION = 6
 
-/** A file sent whole is checked with XXH3-128 (§4.11) only above this size: a smaller one keeps
- *  its SHA-256, with which the receiver files it and the chunk list it makes of the bytes. */
-export const FAST_CHECK_MIN_BYTES = 1024 * 1024
-
 const KiB = 1024
 const MiB = 1024 * KiB
 

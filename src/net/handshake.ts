@@ -1,5 +1,6 @@
 import { DsyncError, isDsyncError } from '../errors.js'
-import { QUERY_PROTOCOL_VERSION, SUPPORTED_VERSIONS, SYNC_PROTOCOL_VERSION } from '../../protocol/messages.js'
+import { streamCheckerOrNone } from '../hash/index.js'
+import { FAST_CHECK_PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, SUPPORTED_VERSIONS, SYNC_PROTOCOL_VERSION } from '../../protocol/messages.js'
 import { clientMac, newChallenge, serverMac, verifyMac } from './auth.js'
 import type { FrameChannel } from './channel.js'
 import type { Message, Role, SessionOptions } from './messages.js'
@@ -31,12 +32,24 @@ const ROLE_WHAT: Readonly<Record<Role, string>> = Object.freeze({
 /** The server's name in `hello`, for the peer's logs. */
 export const SERVER_NAME = 'dsync'
 
+let local: Promise<readonly number[]> | undefined
+
+/**
+ * The versions this build speaks on this machine: SUPPORTED_VERSIONS, less those from 6 on
+ * where the XXH3-128 of §4.11 cannot load (no WebAssembly: `node --jitless`), so that no peer
+ * sends this side a file it cannot check. The default of both sides of the handshake.
+ */
+export function localVersions(): Promise<readonly number[]> {
+  local ??= streamCheckerOrNone().then((c) => (c !== undefined ? SUPPORTED_VERSIONS : SUPPORTED_VERSIONS.filter((v) => v < FAST_CHECK_PROTOCOL_VERSION)))
+  return local
+}
+
 /** The server's side of the handshake. */
 export interface ServerHandshakeOptions {
   /** The shared secret clients must prove; null accepts any client (loopback, or a transport
    *  that authenticated the peer already, as ssh does). */
   readonly token: string | null
-  /** Versions offered in `hello`; default `SUPPORTED_VERSIONS`. */
+  /** Versions offered in `hello`; default `localVersions()`. */
   readonly versions?: readonly number[]
   /** Called once the client has proved the token, before `welcome`; throws to refuse it
    *  (e.g. DsyncError BUSY when the server is at its session cap). */
@@ -48,7 +61,7 @@ export interface ServerHandshakeOptions {
  * BAD_MESSAGE, PROTOCOL_VERSION or AUTH_FAILED; the caller sends it to the peer and closes.
  */
 export async function serverHandshake(channel: FrameChannel, opts: ServerHandshakeOptions, peer: string): Promise<Session> {
-  const versions = opts.versions ?? SUPPORTED_VERSIONS
+  const versions = opts.versions ?? (await localVersions())
   const serverChallenge = newChallenge()
   await channel.send({ t: 'hello', versions: [...versions], server: SERVER_NAME, challenge: serverChallenge })
   const auth = await channel.receive()
@@ -89,7 +102,7 @@ export interface ClientHandshakeOptions {
   readonly token: string | null
   readonly role: Role
   readonly options: SessionOptions
-  /** Versions this client may pick; default `SUPPORTED_VERSIONS`. */
+  /** Versions this client may pick; default `localVersions()`. */
   readonly versions?: readonly number[]
 }
 
@@ -101,7 +114,7 @@ export interface ClientHandshakeOptions {
 export async function clientHandshake(channel: FrameChannel, opts: ClientHandshakeOptions, subdir: string, where: string): Promise<number> {
   const hello = await receiveOrExplain(channel, where)
   if (hello.t !== 'hello') throw new DsyncError('BAD_MESSAGE', `${where}: expected 'hello' first, got '${hello.t}'`)
-  const ours = opts.versions ?? SUPPORTED_VERSIONS
+  const ours = opts.versions ?? (await localVersions())
   const common = ours.filter((v) => hello.versions.includes(v))
   if (common.length === 0) {
     const err = new DsyncError(

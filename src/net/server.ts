@@ -9,7 +9,7 @@ import { Admission, DEFAULT_SERVER_LIMITS, type ServerLimits, type Slot } from '
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type Channel, type ChannelLimits } from './channel.js'
 import { CLOSE_TIMEOUT_MS, WsChannel, type WithCloseTimeout } from './connection.js'
 import { DEFAULT_HEARTBEAT_MS } from './heartbeat.js'
-import type { Session } from './handshake.js'
+import { localVersions, type Session } from './handshake.js'
 import { serveChannel } from './serve-channel.js'
 import { refuseUpgrade, Stranger } from './stranger.js'
 
@@ -83,6 +83,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         'pass --token-file, or listen on 127.0.0.1',
     )
   }
+  void localVersions() // loads a hash (handshake.ts): before the first client, not during it
   const limits: ServerLimits = {
     maxPendingHandshakes: opts.maxPendingHandshakes ?? DEFAULT_SERVER_LIMITS.maxPendingHandshakes,
     maxPendingPerAddress: opts.maxPendingPerAddress ?? DEFAULT_SERVER_LIMITS.maxPendingPerAddress,

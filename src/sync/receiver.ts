@@ -1167,12 +1167,15 @@ class Receiver {
       })
       tee?.end()
       this.#dirty.add(dirname(abs))
-      const content: ChunkList | undefined = cameWithoutList(t)
-        ? (written !== undefined && writtenBytes <= WHOLE_KEPT_BYTES ? { chunks: chunkBytes(Buffer.concat(written), this.#cutter()) } : undefined)
-        : chunking !== undefined ? { chunks: await chunking } : { chunks: t.chunks, sampled: keepsSample }
-      // Checked with XXH3-128 (§4.11): no SHA-256 to file; hashed when first needed.
-      if (res.digest === undefined) await this.#recordUnhashed(path, abs)
-      else await this.#record(path, abs, res.digest, content)
+      if (res.digest === undefined) {
+        // Checked with XXH3-128 (§4.11): no SHA-256 to file it by, so no record either.
+        await this.#record(path, abs, null, undefined)
+      } else {
+        const content: ChunkList | undefined = cameWithoutList(t)
+          ? (written !== undefined && writtenBytes <= WHOLE_KEPT_BYTES ? { chunks: chunkBytes(Buffer.concat(written), this.#cutter()) } : undefined)
+          : chunking !== undefined ? { chunks: await chunking } : { chunks: t.chunks, sampled: keepsSample }
+        await this.#record(path, abs, res.digest, content)
+      }
       // A sender that predates `refine.whole` sends its delta all the same: say what came.
       const action: Action | undefined = res.copiedBytes > 0 && event.action !== 'delta' ? 'delta' : undefined
       this.#event({ ...event, ...(action !== undefined && { action }), copiedBytes: res.copiedBytes, literalBytes: res.literalBytes, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, t.id)
@@ -1307,30 +1310,22 @@ class Receiver {
    * and the record when its whole chunk list is at hand (a written file is chunked as it is
    * written: #fetch). Without one, the file is not read again to chunk it: it is read when it
    * is first needed as a seed (LocalFiles.record / indexAll). A 1 GiB new file was read three
-   * times on the receiver (written, verified, chunked); now once.
+   * times on the receiver (written, verified, chunked); now once. `digest` undefined: the base
+   * was recorded from the quick check; null: written and checked with XXH3-128 (§4.11), so
+   * the base is size and mtime alone, as after a quick check, and the file is hashed with
+   * SHA-256 when first needed. A check a peer could forge is never filed as a digest: a copy
+   * found by digest must have the content the digest names.
    */
-  async #record(path: string, abs: string, digest: FileDigest | undefined, content: ChunkList | undefined): Promise<void> {
+  async #record(path: string, abs: string, digest: FileDigest | null | undefined, content: ChunkList | undefined): Promise<void> {
     const st = await lstat(abs)
     const entry: TreeEntry = { path, kind: 'file', size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 }
     this.#files.set(entry)
-    if (digest === undefined) return // the base was recorded from the quick check
-    if (content !== undefined) {
+    if (digest === undefined) return
+    if (digest !== null && content !== undefined) {
       return this.#files.track(this.d.store.put({ ...entry, digest, chunks: content.chunks, ...(content.sampled === true && { sampled: true }) }, { base: true }))
     }
-    this.#files.track(this.d.store.delete(path).then(() => this.d.store.setBase(path, { digest, size: st.size, mtimeMs: st.mtimeMs })))
-  }
-
-  /**
-   * Stores what this side now has at `path` when its SHA-256 is not known (a file sent whole and
-   * checked with XXH3-128, PROTOCOL.md §4.11): the sync base by size and mtime, and no record,
-   * so the file is read and hashed when it is first needed as a seed or a copy's source
-   * (LocalFiles.record), as a file of a first sync is. A check a peer could forge is never filed
-   * as a digest: a copy found by digest must have the content that digest names.
-   */
-  async #recordUnhashed(path: string, abs: string): Promise<void> {
-    const st = await lstat(abs)
-    this.#files.set({ path, kind: 'file', size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 })
-    this.#files.track(this.d.store.delete(path).then(() => this.d.store.setBase(path, { size: st.size, mtimeMs: st.mtimeMs })))
+    const base = { ...(digest !== null && { digest }), size: st.size, mtimeMs: st.mtimeMs }
+    this.#files.track(this.d.store.delete(path).then(() => this.d.store.setBase(path, base)))
   }
 
   /** When the list is complete and every file is settled: --delete (only now: a file about to

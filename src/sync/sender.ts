@@ -7,7 +7,7 @@ import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
 import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, unchangedWhileRead, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
-import { BUNDLE_PROTOCOL_VERSION, FAST_CHECK_MIN_BYTES, FAST_CHECK_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
+import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { POSTED_BYTES, probeAnchorKeys, sampleChunks, type FileRecord } from '../store/index.js'
 import { digestBytes, type FileDigest } from '../hash/index.js'
 import { encodeSketchWithin, sketchBytes, sketchStream } from '../similarity/index.js'
@@ -20,7 +20,7 @@ import { PROBE_KEYS, probeKeys, probeWindows, windowedProbeKeys } from './probe.
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import { peerReadsWindows, type RoleDeps } from './session.js'
+import { peerReadsWindows, peerTakesFastCheck, type RoleDeps } from './session.js'
 
 /** Everything the sender role needs, given by the flow (push on the client, pull on the server). */
 export interface SenderDeps extends RoleDeps {
@@ -188,9 +188,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /** what each file's chunk list said of it: its digest (the receiver expects it), size and mtime,
    *  until it is sent */
   const listedRecords = new Map<number, Pick<FileRecord, 'digest' | 'size' | 'mtimeMs'>>()
-  /** files whose SHA-256 the receiver may have been told (a list or a probe went from their
-   *  record), until their result: sent whole, even again, they end with a SHA-256 (§4.11) */
-  const digestTold = new Set<number>()
+  /** files probed by windows, whose SHA-256 neither side has computed: sent whole, they end
+   *  with their XXH3-128 instead (§4.11), until a list of them goes or their result comes */
+  const unhashed = new Set<number>()
   /** A file sent whole and at most `max` bytes when listed, read in one go as readRecord reads
    *  for a chunk list (readRegular). Undefined when it grew past that since (it streams then). */
   const readWhole = async (path: string, max: number): Promise<Uint8Array | undefined> => {
@@ -351,7 +351,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // and answers by asking for the whole file first.
         if (listed !== undefined && !statUnchanged(abs, listed)) digest = undefined
         source = openFileSource(abs, { signal, noFollow: true, fresh })
-        // With no digest from before (a large file probed by windows), the digest is of the
+        // With no digest from before (a large file probed by windows), the check is of the
         // bytes as read: a file that changed meanwhile must not pass for one version.
         if (digest === undefined) source = unchangedWhileRead(source, abs, path)
       }
@@ -359,7 +359,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       const known: KnownTarget = { ...(digest !== undefined && { digest }), ...(sizeHint !== undefined && { sizeHint }) }
       // Sent whole and hashed by no one yet: checked with XXH3-128, 3.4× faster than SHA-256
       // here and 11× where the CPU has no SHA instructions (§4.11, src/hash/stream-check.ts).
-      const fastCheck = fresh && digest === undefined && !digestTold.has(plan.id) && fastChecks && (files.get(path)?.size ?? 0) > FAST_CHECK_MIN_BYTES
+      const fastCheck = fresh && digest === undefined && unhashed.has(plan.id) && peerTakesFastCheck(d)
       const delta = plan.refine === true
         ? await refinedDelta(plan.id, path, sig, source, kept, known)
         : encodeDelta(sig, source, { signal, level, ownedInput: fresh, fastCheck, ...known })
@@ -378,8 +378,6 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     if (smallWanted.delete(plan.id)) sendBundleSoon()
   }
 
-  /** A receiver of version 6 on takes a large file sent whole checked with XXH3-128 (§4.11). */
-  const fastChecks = (d.version ?? PROTOCOL_VERSION) >= FAST_CHECK_PROTOCOL_VERSION
   /** Whole files gathered for the next `bundle` (PROTOCOL.md §4.7): a receiver of version 3 on. */
   const bundle = (d.version ?? PROTOCOL_VERSION) >= BUNDLE_PROTOCOL_VERSION ? new BundleBuilder() : undefined
   /** files being read for the bundle; files small enough for it that the receiver asked for and
@@ -507,7 +505,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /**
    * A probe of a large file from windows of its bytes (probe.ts): no record, so nothing read
    * whole before the receiver has said whether it holds a seed. Sent whole next, the file is
-   * read once, and hashed as it goes (its digest ends the delta). False when the file is not
+   * read once, and checked as it goes (its XXH3-128 ends the delta: §4.11). False when the file is not
    * one for windows; true when answered (with an empty list if it cannot be read now).
    */
   const windowedProbe = async (msg: Extract<Message, { t: 'want' }>): Promise<boolean> => {
@@ -533,6 +531,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
     paths.set(msg.id, msg.path)
     probed.add(msg.id)
+    unhashed.add(msg.id)
     out.post({ t: 'probe', id: msg.id, size: now.size, keys })
     return true
   }
@@ -544,7 +543,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     if (rec !== undefined) {
       paths.set(id, path)
       listedRecords.set(id, { digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs })
-      digestTold.add(id)
+      unhashed.delete(id) // its list, with its digest, goes now
     } else {
       paths.delete(id)
       smallWanted.delete(id)
@@ -693,7 +692,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       } else if (msg.t === 'result') {
         // Settled: its slot of the receiver's window frees (it may have come without data: a copy).
         const was = smallWanted.delete(msg.id)
-        digestTold.delete(msg.id)
+        unhashed.delete(msg.id)
         if (unsettled.delete(msg.id) || was) sendBundleSoon()
         if (msg.id === 0 || paths.has(msg.id)) d.report.add(eventFromResult(msg, stats.get(msg.id)))
       } else if (msg.t === 'done') {

@@ -4,7 +4,9 @@
  * refuses.
  */
 import t, { type Test } from 'tap'
+import { execFile } from 'node:child_process'
 import { copyFile, readFile, utimes } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import { join } from 'node:path'
 import { chunkBytes, cutterFor } from '../../src/chunk/index.js'
 import { EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
@@ -192,4 +194,16 @@ t.test('a small file a sender checked with XXH3-128 all the same is written, and
   t.equal(store.get('f.bin'), undefined, 'no record')
   t.same(store.getBase('f.bin'), { size: bytes.length, mtimeMs: store.getBase('f.bin')?.mtimeMs }, 'a base without digest')
   await store.close()
+})
+
+t.test('where WebAssembly cannot run (node --jitless), dsync offers versions up to 5 and writes format version 1: no peer sends it what it cannot check', async (t) => {
+  const script = `
+    const { localVersions } = await import(${JSON.stringify(new URL('../../src/net/handshake.js', import.meta.url).href)})
+    const { encodeDelta, EMPTY_SIGNATURE } = await import(${JSON.stringify(new URL('../../src/delta/index.js', import.meta.url).href)})
+    let version
+    for await (const b of encodeDelta(EMPTY_SIGNATURE, [new Uint8Array(10)], { fastCheck: true }).bytes) { version ??= b[3] }
+    console.log(JSON.stringify({ versions: await localVersions(), version }))`
+  const run = async (flags: string[]) => JSON.parse((await promisify(execFile)(process.execPath, [...flags, '--input-type=module', '-e', script])).stdout)
+  t.same(await run(['--jitless']), { versions: [5, 4, 3, 2, 1], version: 1 })
+  t.same(await run([]), { versions: [6, 5, 4, 3, 2, 1], version: 2 }, 'and with WebAssembly, 6 and format version 2')
 })

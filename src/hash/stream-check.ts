@@ -7,11 +7,12 @@ import { DsyncError } from '../errors.js'
  * so a receiver never files it as a digest (the file is then recorded by size and time, and
  * hashed with SHA-256 when it is first needed as a seed or a copy's source).
  *
- * Why (issue 8): a new 1 GiB file hashed with SHA-256 on both sides, node:crypto, 1 MiB updates
- * (bench/README.md "Hashing a stream"): 1,705–1,724 MiB/s on this EPYC with SHA extensions, 520
- * MiB/s with them switched off (`OPENSSL_ia32cap=:~0x20000000`, the AVX2 code path), against
- * hash-wasm's XXH3-128 5,831 MiB/s either way (its XXH64 10,120; BLAKE3 799). rsync 3.2+ checks
- * whole files with XXH3-128 for the same reason.
+ * Why (issue 8): a new 1 GiB file was hashed with SHA-256 on both sides, a third of their CPU.
+ * `npm run bench -- hash` on the bench's 2-vCPU EPYC, 1 MiB updates: node:crypto SHA-256 1.81
+ * GB/s with the CPU's SHA extensions, 0.55 GB/s with them switched off
+ * (`OPENSSL_ia32cap=:~0x20000000`: the AVX2 code path, as on CPUs without them), hash-wasm's
+ * XXH3-128 4.2–4.35 GB/s either way (by hand: its XXH64 ~10 GB/s, BLAKE3 0.8). rsync 3.2+
+ * checks whole files with XXH3-128 for the same reason.
  *
  * hash-wasm (MIT, no dependencies) is WebAssembly inlined in JavaScript: nothing compiles or
  * downloads at install. Loaded on first use, not at startup.

@@ -9,12 +9,13 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { digestBytes } from '../../src/hash/index.js'
 import { push } from '../../src/sync/index.js'
+import { WINDOWED_PROBE_BYTES } from '../../src/sync/probe.js'
 import { within } from '../support/hostile.js'
 import { randomBytes } from '../support/random.js'
 import { clientOpts, startServer } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
 
-const SIZE = 50 * 1024 * 1024
+const MiB = 1024 * 1024
 
 /** A separate process that copies `from` over `to` in place, 1 MiB at a time. */
 const REWRITER = `
@@ -31,10 +32,16 @@ for (let k = 0; k < n; k++) {
 fs.closeSync(b)
 `
 
-for (const direction of ['backward'] as const) {
-  t.test(`a 50 MiB file rewritten ${direction} while it is pushed arrives whole or not at all`, async (t) => {
-    const v1 = randomBytes(31, SIZE)
-    const v2 = randomBytes(32, SIZE)
+// 50 MiB goes with its chunk list (its SHA-256 known before it is sent); a file over 64 MiB is
+// probed by windows and sent whole, checked with XXH3-128 (PROTOCOL.md §4.11): only the stat
+// taken before and after the read tells that it changed.
+for (const { size, direction, how } of [
+  { size: 50 * MiB, direction: 'backward', how: 'with its list' },
+  { size: WINDOWED_PROBE_BYTES + 2 * MiB, direction: 'backward', how: 'whole, checked with XXH3-128' },
+] as const) {
+  t.test(`a ${Math.round(size / MiB)} MiB file (${how}) rewritten ${direction} while it is pushed arrives whole or not at all`, async (t) => {
+    const v1 = randomBytes(31, size)
+    const v2 = randomBytes(32, size)
     const home = await tempTree(t, { 'big.bin': v1, 'small.txt': 'small' })
     const spare = await tempTree(t, { 'v2.bin': v2 })
     const work = await tempTree(t)

@@ -15,6 +15,7 @@ export { type ConnectOptions, type DsyncUrl, DEFAULT_PORT, connect, parseDsyncUr
 export { type Transport, type TransportOptions, connectTransport } from './transport.js'
 export { StreamChannel } from './stream-channel.js'
 export { serveChannel, type ChannelServerOptions } from './serve-channel.js'
+export { localVersions } from './handshake.js'
 export { type SshTarget, DEFAULT_REMOTE_DSYNC, DEFAULT_RSH, isSshTarget, parseSshTarget, splitCommand, sshCommand } from './ssh-target.js'
 export { PROTOCOL_VERSION, SUPPORTED_VERSIONS, LIMITS, PROBE_KEY_BYTES, BUNDLE_PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, FAST_CHECK_PROTOCOL_VERSION } from '../../protocol/messages.js'
 export { Fifo } from './fifo.js'

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { DsyncError } from '../errors.js'
-import { CLOSE, serveChannel, StreamChannel } from '../net/index.js'
+import { CLOSE, localVersions, serveChannel, StreamChannel } from '../net/index.js'
 import { runServedSession } from './served-session.js'
 import { TreeLock } from './tree-lock.js'
 
@@ -27,6 +27,9 @@ export interface ServeStdioOptions {
  */
 export async function serveStdio(o: ServeStdioOptions): Promise<void> {
   const root = resolve(o.root)
+  // What `hello` offers is known before the first byte is read: a peer's first frame, whatever
+  // it is, meets a server that has said hello (handshake.ts loads a hash to know it).
+  await localVersions()
   const channel = new StreamChannel(o.input, o.output)
   const stop = (): void => channel.fail(new DsyncError('ABORTED', 'the server was stopped'), CLOSE.goingAway)
   o.signal.addEventListener('abort', stop, { once: true })

@@ -1,13 +1,14 @@
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
-import { appendFile, open, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { appendFile, lstat, open, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { memoryChannelPair, type Message } from '../../src/net/index.js'
+import { memoryChannelPair, wrapChannel, type Message } from '../../src/net/index.js'
 import { Store } from '../../src/store/index.js'
 import { isConflictCopy } from '../../src/sync/conflict.js'
 import { pull, push, runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport, type SyncResult } from '../../src/sync/index.js'
 import { within } from '../support/hostile.js'
 import { tempTree } from '../support/temp.js'
+import { walkTree } from '../../src/fs/index.js'
 import { clientOpts, describeTree, startServer } from '../support/sync.js'
 
 // Issue 8: a no-op costs little on the wire. A version-4 sender offers its list by directory
@@ -92,6 +93,46 @@ t.test('two trees copied with cp -a, no dsync state on either side: the first sy
   await rm(join(home, 'p4/q9/f0.txt'))
   const d = await push(home, server.url, clientOpts({ delete: true }))
   t.same(d.events.filter((e) => e.action !== 'unchanged').map((e) => `${e.action} ${e.path}`), ['deleted p4/q9/f0.txt'])
+})
+
+t.test('a first sync of equal trees records the bases the summary stood for after `done` (the sender does not wait for them), before the receiver\'s session ends', async (t) => {
+  const home = await bigTree(t)
+  const work = await tempTree(t)
+  copyTree(home, work)
+  const homeStore = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
+  const workStore = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => Promise.all([homeStore.close(), workStore.close()]))
+  const order: string[] = []
+  const setBases = workStore.setBases.bind(workStore)
+  workStore.setBases = (bases) => {
+    order.push(`bases ${bases.length}`)
+    return setBases(bases)
+  }
+  const [a, b] = memoryChannelPair()
+  const receiverSide = wrapChannel(b, {
+    send: (msg) => {
+      order.push(msg.t)
+      return b.send(msg)
+    },
+  })
+  const signal = new AbortController().signal
+  await within(20_000, 'a first sync', Promise.all([
+    runSender(a, { root: home, store: homeStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal }).then(() => a.close()),
+    runReceiver(receiverSide, { root: work, store: workStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal, now: () => new Date() }),
+  ]))
+  const done = order.indexOf('done')
+  const firstBases = order.findIndex((o) => o.startsWith('bases'))
+  t.ok(done >= 0 && firstBases > done, `done, then the bases: ${order.join(', ')}`)
+  let files = 0
+  let withBase = 0
+  for await (const e of walkTree(work)) {
+    if (e.kind !== 'file') continue
+    files++
+    const st = await lstat(join(work, e.path))
+    if (workStore.baseHasStat(e.path, { size: st.size, mtimeMs: st.mtimeMs })) withBase++
+  }
+  t.equal(files, 2000)
+  t.equal(withBase, 2000, 'every file has its base once the receiver\'s session has ended')
 })
 
 t.test('a time an older dsync set (~1 µs below the sender\'s, in the millisecond before) is quietly set again: the next no-op is a summary', async (t) => {

@@ -83,7 +83,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         'pass --token-file, or listen on 127.0.0.1',
     )
   }
-  void localVersions() // loads a hash (handshake.ts): before the first client, not during it
+  await localVersions() // loads a hash (handshake.ts): before the first client, not during it
   const limits: ServerLimits = {
     maxPendingHandshakes: opts.maxPendingHandshakes ?? DEFAULT_SERVER_LIMITS.maxPendingHandshakes,
     maxPendingPerAddress: opts.maxPendingPerAddress ?? DEFAULT_SERVER_LIMITS.maxPendingPerAddress,

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { DsyncError } from '../errors.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, type ChannelLimits } from './channel.js'
-import { clientHandshake, type ClientHandshakeOptions } from './handshake.js'
+import { clientHandshake, localVersions, type ClientHandshakeOptions } from './handshake.js'
 import { DEFAULT_REMOTE_DSYNC, parseSshTarget, sshCommand } from './ssh-target.js'
 import { StreamChannel } from './stream-channel.js'
 import type { Transport } from './transport.js'
@@ -94,6 +94,8 @@ export async function connectSsh(url: string, opts: SshOptions): Promise<Transpo
     watch.unref()
   })
 
+  // The versions this side speaks load a hash (handshake.ts): while the remote dsync starts.
+  void localVersions()
   const onAbort = (): void => {
     channel.fail(aborted(), CLOSE.goingAway)
     kill()

@@ -30,6 +30,7 @@ export async function serveStdio(o: ServeStdioOptions): Promise<void> {
   // What `hello` offers is known before the first byte is read: a peer's first frame, whatever
   // it is, meets a server that has said hello (handshake.ts loads a hash to know it).
   await localVersions()
+  if (o.signal.aborted) return
   const channel = new StreamChannel(o.input, o.output)
   const stop = (): void => channel.fail(new DsyncError('ABORTED', 'the server was stopped'), CLOSE.goingAway)
   o.signal.addEventListener('abort', stop, { once: true })

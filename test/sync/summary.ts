@@ -135,6 +135,29 @@ t.test('a first sync of equal trees records the bases the summary stood for afte
   t.equal(withBase, 2000, 'every file has its base once the receiver\'s session has ended')
 })
 
+t.test('a store that cannot record the bases a summary stood for does not fail a session whose sender was told done', async (t) => {
+  const home = await bigTree(t)
+  const work = await tempTree(t)
+  copyTree(home, work)
+  const homeStore = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
+  const workStore = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => Promise.all([homeStore.close(), workStore.close()]))
+  let tried = 0
+  workStore.setBases = async () => {
+    tried++
+    throw new Error('disk full')
+  }
+  const [a, b] = memoryChannelPair()
+  const signal = new AbortController().signal
+  const report = new SyncReport()
+  await within(20_000, 'a first sync', Promise.all([
+    runSender(a, { root: home, store: homeStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal }).then(() => a.close()),
+    runReceiver(b, { root: work, store: workStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal, now: () => new Date() }),
+  ]))
+  t.equal(tried, 1, 'the write was tried, and the rest given up')
+  t.equal(report.summary({ bytesSent: 0, bytesReceived: 0 }, 0).unchanged, 2000, 'the session ended as it had: 2,000 unchanged')
+})
+
 t.test('a time an older dsync set (~1 µs below the sender\'s, in the millisecond before) is quietly set again: the next no-op is a summary', async (t) => {
   const home = await tempTree(t, { 'a/x.txt': 'x\n', 'a/y.txt': 'y\n', 'b/z.txt': 'z\n' })
   const at = 1_700_000_000_123.5 // half way through a millisecond

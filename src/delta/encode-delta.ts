@@ -56,22 +56,23 @@ export function encodeDelta(
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
+    // The trailer's check: the given digest, else the target's XXH3-128 (fastCheck, where it
+    // loads) or SHA-256, computed as the bytes go by.
     const checker = opts.fastCheck === true && opts.digest === undefined ? await streamCheckerOrNone() : undefined
     const writer = new DeltaWriter(sig.seedSize, { level: opts.level, fastCheck: checker !== undefined })
-    const digester = checker === undefined && opts.digest === undefined ? new FileDigester() : undefined
+    const hasher = checker ?? (opts.digest === undefined ? new FileDigester() : undefined)
     const matcher = new Matcher(sig, writer, windowFor(opts.sizeHint))
     let size = 0
     for await (const input of target) {
       if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
-      checker?.update(input)
-      digester?.update(input)
+      hasher?.update(input)
       size += input.length
       matcher.push(input, opts.ownedInput === true)
       yield* writer.take()
     }
     if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
     matcher.end()
-    writer.finish(size, checker !== undefined ? checker.digest() : (digester?.digest() ?? opts.digest!))
+    writer.finish(size, hasher?.digest() ?? opts.digest!)
     yield* writer.take()
     result = Object.freeze({ targetSize: size, copiedBytes: writer.copiedBytes, literalBytes: writer.literalBytes, encodedBytes: writer.encodedBytes })
   }

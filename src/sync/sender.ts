@@ -107,12 +107,6 @@ const WHOLE_READ_BYTES = 256 * 1024
 type PlanMessage = Extract<Message, { t: 'plan' }>
 type ResultMessage = Extract<Message, { t: 'result' }>
 
-/**
- * The sender role: the side that has the files. It scans its tree (reading only files whose
- * size or mtime changed since the last scan), sends the list, answers the receiver's requests
- * for chunk lists, and streams a delta (or the whole file) for each plan it gets back.
- * Returns when the receiver says `done`.
- */
 /** What the sender knows of a file it is about to match, before reading it: the digest its list
  *  carried (not hashed again) and its size (sizes the matcher's window). */
 interface KnownTarget {
@@ -120,6 +114,12 @@ interface KnownTarget {
   readonly sizeHint?: number
 }
 
+/**
+ * The sender role: the side that has the files. It scans its tree (reading only files whose
+ * size or mtime changed since the last scan), sends the list, answers the receiver's requests
+ * for chunk lists, and streams a delta (or the whole file) for each plan it gets back.
+ * Returns when the receiver says `done`.
+ */
 export async function runSender(channel: Channel, d: SenderDeps): Promise<void> {
   const scope = new SessionScope(d.signal, (err) => channel.fail(sessionError(err, 'sender')))
   const signal = scope.signal

@@ -95,31 +95,46 @@ t.test('two trees copied with cp -a, no dsync state on either side: the first sy
   t.same(d.events.filter((e) => e.action !== 'unchanged').map((e) => `${e.action} ${e.path}`), ['deleted p4/q9/f0.txt'])
 })
 
-t.test('a first sync of equal trees records the bases the summary stood for after `done` (the sender does not wait for them), before the receiver\'s session ends', async (t) => {
+/**
+ * A first sync of bigTree into a `cp -a` copy, both roles in this process; `tap` may replace the
+ * receiver's store methods first, and `onSent` sees each message the receiver sends.
+ */
+async function firstSyncHere(t: Test, o: { tap?: (workStore: Store) => void; onSent?: (msg: Message) => void } = {}): Promise<{ work: string; workStore: Store; report: SyncReport }> {
   const home = await bigTree(t)
   const work = await tempTree(t)
   copyTree(home, work)
   const homeStore = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
   const workStore = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
   t.teardown(() => Promise.all([homeStore.close(), workStore.close()]))
-  const order: string[] = []
-  const setBases = workStore.setBases.bind(workStore)
-  workStore.setBases = (bases) => {
-    order.push(`bases ${bases.length}`)
-    return setBases(bases)
-  }
+  o.tap?.(workStore)
   const [a, b] = memoryChannelPair()
   const receiverSide = wrapChannel(b, {
     send: (msg) => {
-      order.push(msg.t)
+      o.onSent?.(msg)
       return b.send(msg)
     },
   })
   const signal = new AbortController().signal
+  const report = new SyncReport()
   await within(20_000, 'a first sync', Promise.all([
     runSender(a, { root: home, store: homeStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal }).then(() => a.close()),
-    runReceiver(receiverSide, { root: work, store: workStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal, now: () => new Date() }),
+    runReceiver(receiverSide, { root: work, store: workStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal, now: () => new Date() }),
   ]))
+  return { work, workStore, report }
+}
+
+t.test('a first sync of equal trees records the bases the summary stood for after `done` (the sender does not wait for them), before the receiver\'s session ends', async (t) => {
+  const order: string[] = []
+  const { work, workStore } = await firstSyncHere(t, {
+    tap: (store) => {
+      const setBases = store.setBases.bind(store)
+      store.setBases = (bases) => {
+        order.push(`bases ${bases.length}`)
+        return setBases(bases)
+      }
+    },
+    onSent: (msg) => order.push(msg.t),
+  })
   const done = order.indexOf('done')
   const firstBases = order.findIndex((o) => o.startsWith('bases'))
   t.ok(done >= 0 && firstBases > done, `done, then the bases: ${order.join(', ')}`)
@@ -136,24 +151,15 @@ t.test('a first sync of equal trees records the bases the summary stood for afte
 })
 
 t.test('a store that cannot record the bases a summary stood for does not fail a session whose sender was told done', async (t) => {
-  const home = await bigTree(t)
-  const work = await tempTree(t)
-  copyTree(home, work)
-  const homeStore = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
-  const workStore = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
-  t.teardown(() => Promise.all([homeStore.close(), workStore.close()]))
   let tried = 0
-  workStore.setBases = async () => {
-    tried++
-    throw new Error('disk full')
-  }
-  const [a, b] = memoryChannelPair()
-  const signal = new AbortController().signal
-  const report = new SyncReport()
-  await within(20_000, 'a first sync', Promise.all([
-    runSender(a, { root: home, store: homeStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal }).then(() => a.close()),
-    runReceiver(b, { root: work, store: workStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal, now: () => new Date() }),
-  ]))
+  const { report } = await firstSyncHere(t, {
+    tap: (store) => {
+      store.setBases = async () => {
+        tried++
+        throw new Error('disk full')
+      }
+    },
+  })
   t.equal(tried, 1, 'the write was tried, and the rest given up')
   t.equal(report.summary({ bytesSent: 0, bytesReceived: 0 }, 0).unchanged, 2000, 'the session ended as it had: 2,000 unchanged')
 })

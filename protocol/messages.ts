@@ -6,15 +6,16 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 6
+export const PROTOCOL_VERSION = 7
 
 /** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
  *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); version 3 lets a
  *  sender pack whole files together in a `bundle` (§4.7); version 4 lets a sender offer its list
  *  as directory summaries first (§4.9); version 5 adds the `query` role, a served tree's
  *  similarity index asked (§4.10); version 6 lets a sender check a large file sent whole with
- *  XXH3-128 (§4.11). Otherwise push and pull are the same in all. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([6, 5, 4, 3, 2, 1])
+ *  XXH3-128 (§4.11); version 7 lets a receiver plan a large changed file against its own old
+ *  version without its chunk list (`want.direct`, §4.12). Otherwise push and pull are the same in all. */
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([7, 6, 5, 4, 3, 2, 1])
 
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
@@ -38,6 +39,9 @@ export const QUERY_PROTOCOL_VERSION = 5
 /** The first version whose receivers take a delta of format version 2 (checked with XXH3-128,
  *  protocol/DELTA.md) for a file sent whole (§4.11). */
 export const FAST_CHECK_PROTOCOL_VERSION = 6
+
+/** The first version whose senders take `want.direct` (§4.12): no chunk list, a plan follows. */
+export const DIRECT_PROTOCOL_VERSION = 7
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -173,8 +177,9 @@ export type WireMessage =
    *  whose summary differs here, to be listed (none: all of them match). */
   | { t: 'summaryWant'; paths: string[] }
   /** `probe` (§4.6): answer with a `probe` instead of the chunk list (a sender may still send
-   *  the list, when it is short); `digest`: put the file's SHA-256 in it. */
-  | { t: 'want'; id: number; path: string; whole?: boolean; probe?: boolean; digest?: boolean }
+   *  the list, when it is short); `digest`: put the file's SHA-256 in it. `direct` (version 7,
+   *  §4.12): send nothing yet, a `plan` for it follows. */
+  | { t: 'want'; id: number; path: string; whole?: boolean; probe?: boolean; digest?: boolean; direct?: boolean }
   /** (sender→receiver, §4.6) a few content keys of a file at a new path: `keys` holds 4 bytes
    *  (a fingerprint's first 4) per key, at most `LIMITS.maxProbeKeys`; `size` as in `chunks`;
    *  `anchors` (version 3): 4 bytes (u32 little-endian) per similarity-sketch posting key, as many */
@@ -205,8 +210,9 @@ export type WireMessage =
     }
   /** (version 2, sender→receiver) a match list (protocol/DELTA.md "Refinement") */
   | { t: 'matches'; id: number; list: Uint8Array }
-  /** (version 2, receiver→sender) a refinement signature, or nil: no more rounds, send the delta */
-  | { t: 'refine'; id: number; signature: Uint8Array | null; whole?: boolean }
+  /** (version 2, receiver→sender) a refinement signature, or nil: no more rounds, send the delta;
+   *  `cancel` (version 7) with nil: the receiver gave the file up, send nothing but `dataEnd` */
+  | { t: 'refine'; id: number; signature: Uint8Array | null; whole?: boolean; cancel?: boolean }
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }
   /** (version 3, sender→receiver, §4.7) the whole `data` streams of n files, packed together:

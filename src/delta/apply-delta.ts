@@ -10,7 +10,7 @@ export interface SeedReader {
   /** Bytes in the seed. */
   readonly size: number
   /** Exactly `length` bytes from `offset` (the caller keeps within `size`). The result may be
-   *  reused by the next call. */
+   *  reused by the call after next (applyDelta reads one piece ahead). */
   read(offset: number, length: number): Promise<Uint8Array>
 }
 
@@ -167,11 +167,21 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
       const offset = prevCopyEnd + unzigzag(await r.varint('copy offset'))
       const length = await r.varint('copy length')
       ensureData(seed !== null && length > 0 && offset >= 0 && offset + length <= seedSize, `delta: copy of seed bytes ${offset}..${offset + length} is outside the seed (${seedSize} bytes), at byte ${at}`)
-      for (let done = 0; done < length; ) {
-        const n = Math.min(IO_PIECE, length - done)
-        const bytes = await seed.read(offset + done, n)
-        await out.write(bytes)
-        done += n
+      // The next piece is read while this one is written and hashed: the reads and the writes
+      // are both on libuv's thread pool, and in turn a 1 GiB copy spent ~0.1–0.2 s more
+      // (by hand, 1 MiB pieces with the digest: 1.16–1.21 s read ahead, 1.26–1.46 s in turn).
+      let next: Promise<Uint8Array> | undefined = seed.read(offset, Math.min(IO_PIECE, length))
+      try {
+        for (let done = 0; done < length; ) {
+          const bytes: Uint8Array = await next!
+          const n = bytes.length
+          next = done + n < length ? seed.read(offset + done + n, Math.min(IO_PIECE, length - done - n)) : undefined
+          await out.write(bytes)
+          done += n
+        }
+      } finally {
+        // A failed write leaves the read ahead: its outcome is no longer wanted.
+        next?.catch(() => undefined)
       }
       prevCopyEnd = offset + length
       copiedBytes += length

@@ -12,6 +12,7 @@ export {
   MATCH_MARGIN_BITS,
   blockSizeFor,
   blockSizeForChange,
+  blockSizeForUnknownChange,
   blockSizeForRefinement,
   keyBits,
   computeSignature,

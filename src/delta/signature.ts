@@ -83,6 +83,15 @@ export function blockSizeForChange(size: number, changedRegions: number): number
   return Math.min(MAX_BLOCK, Math.max(MIN_BLOCK, b))
 }
 
+/**
+ * Block size when nothing says how much of the target changed (a plan made with no chunk list:
+ * sync's `want.direct`): √size, rsync's rule, which blockSizeForChange gives for ~4.5 regions.
+ * Refinement rounds then shrink the blocks around each hole. 1 GiB: 32 KiB blocks, 147 KB.
+ */
+export function blockSizeForUnknownChange(size: number): number {
+  return blockSizeForChange(size, SIGNATURE_BYTES_PER_BLOCK)
+}
+
 /** Key bytes per block of a refinement round, for sizing (refine-signature.ts). */
 const REFINE_BYTES_PER_BLOCK = 3.75
 

@@ -120,12 +120,14 @@ const CODECS: CodecTable = {
   want: {
     toWire: (m) => ({
       t: 'want', id: m.id, path: m.path, ...(m.whole === true && { whole: true }), ...(m.probe === true && { probe: true }), ...(m.digest === true && { digest: true }),
+      ...(m.direct === true && { direct: true }),
     }),
     fromWire: (f) => ({
       t: 'want', id: f.int('id', 0, U32_MAX), path: f.path('path'),
       ...(f.has('whole') && f.bool('whole') && { whole: true }),
       ...(f.has('probe') && f.bool('probe') && { probe: true }),
       ...(f.has('digest') && f.bool('digest') && { digest: true }),
+      ...(f.has('direct') && f.bool('direct') && { direct: true }),
     }),
   },
   probe: {
@@ -186,10 +188,11 @@ const CODECS: CodecTable = {
     fromWire: (f) => ({ t: 'matches', id: f.int('id', 0, U32_MAX), list: f.bytes('list', { max: LIMITS.maxSignatureBytes }) }),
   },
   refine: {
-    toWire: (m) => ({ t: 'refine', id: m.id, signature: m.signature, ...(m.whole === true && { whole: true }) }),
+    toWire: (m) => ({ t: 'refine', id: m.id, signature: m.signature, ...(m.whole === true && { whole: true }), ...(m.cancel === true && { cancel: true }) }),
     fromWire: (f) => ({
       t: 'refine', id: f.int('id', 0, U32_MAX), signature: f.raw('signature') === null ? null : f.bytes('signature', { max: LIMITS.maxSignatureBytes }),
       ...(f.has('whole') && f.bool('whole') && { whole: true }),
+      ...(f.has('cancel') && f.bool('cancel') && { cancel: true }),
     }),
   },
   data: {

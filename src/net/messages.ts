@@ -75,8 +75,10 @@ export type Message =
    *  come back (a small new file no content here can help build; PROTOCOL.md §4). */
   /** `probe`: answer with a `probe` (a few content keys) instead of the chunk list, which
    *  is asked for only if a key is found here (a file at a new path: PROTOCOL.md §4.6);
-   *  `digest`: with the file's SHA-256 (a file of its size exists here: it may be a copy). */
-  | { t: 'want'; id: number; path: string; whole?: boolean; probe?: boolean; digest?: boolean }
+   *  `digest`: with the file's SHA-256 (a file of its size exists here: it may be a copy).
+   *  `direct` (version 7): no list; a refined `plan` against the receiver's own old version of
+   *  the file follows (a large file changed in place: PROTOCOL.md §4.12). */
+  | { t: 'want'; id: number; path: string; whole?: boolean; probe?: boolean; digest?: boolean; direct?: boolean }
   /** sender→receiver: the probe asked for: `keys` are 4-byte prefixes of chosen chunk
    *  fingerprints (probeKeys), `size` the file's size, `digest` when asked. */
   | { t: 'probe'; id: number; size: number; keys: Uint8Array; digest?: FileDigest; anchors?: readonly number[] }
@@ -105,8 +107,10 @@ export type Message =
   | { t: 'matches'; id: number; list: Uint8Array }
   /** receiver→sender (version 2): a refinement signature (encodeRefineSignature), or null: send the delta */
   /** `whole` with a null signature: the rounds measured the file below the threshold; send
-   *  it as literals only (PROTOCOL.md §4.3) */
-  | { t: 'refine'; id: number; signature: Uint8Array | null; whole?: boolean }
+   *  it as literals only (PROTOCOL.md §4.3). `cancel` (version 7) with a null signature: the
+   *  receiver gave the file up (it changed on the sender, or cannot be written); send nothing
+   *  for it but `dataEnd` (§4.12). */
+  | { t: 'refine'; id: number; signature: Uint8Array | null; whole?: boolean; cancel?: boolean }
   /** sender→receiver: delta stream bytes, at most `LIMITS.maxDataBytes` each. */
   | { t: 'data'; id: number; bytes: Uint8Array }
   | { t: 'dataEnd'; id: number }

@@ -10,7 +10,9 @@ import { DsyncError } from '../errors.js'
  */
 export class Mailbox<T> {
   readonly #items: T[] = []
-  #waiter: ((v: T) => void) | undefined
+  #waiter: { resolve: (v: T) => void; reject: (err: unknown) => void } | undefined
+  /** why no more will come (close), once closed */
+  #closed: DsyncError | undefined
 
   /** @param what the message, for the error (`match list`, `sketch`, `refine`) */
   constructor(
@@ -20,24 +22,41 @@ export class Mailbox<T> {
   ) {}
 
   push(v: T): void {
+    if (this.#closed !== undefined) throw new DsyncError('BAD_MESSAGE', `${this.what} sent after the exchange it belongs to ended`)
     const w = this.#waiter
     if (w !== undefined) {
       this.#waiter = undefined
-      return w(v)
+      return w.resolve(v)
     }
     if (this.#items.length >= this.capacity) throw new DsyncError('BAD_MESSAGE', `${this.what} sent before the message it answers`)
     this.#items.push(v)
   }
 
+  /** No more will come (the peer ended the file's exchange): a wait, now or later, fails with `err`. */
+  close(err: DsyncError): void {
+    if (this.#closed !== undefined) return
+    this.#closed = err
+    const w = this.#waiter
+    this.#waiter = undefined
+    w?.reject(err)
+  }
+
   next(): Promise<T> {
     if (this.#items.length > 0) return Promise.resolve(this.#items.shift()!)
+    if (this.#closed !== undefined) return Promise.reject(this.#closed)
     return new Promise<T>((resolve, reject) => {
       const stop = (): void => reject(this.signal.reason)
       if (this.signal.aborted) return stop()
       this.signal.addEventListener('abort', stop, { once: true })
-      this.#waiter = (v) => {
-        this.signal.removeEventListener('abort', stop)
-        resolve(v)
+      this.#waiter = {
+        resolve: (v) => {
+          this.signal.removeEventListener('abort', stop)
+          resolve(v)
+        },
+        reject: (err) => {
+          this.signal.removeEventListener('abort', stop)
+          reject(err)
+        },
       }
     })
   }

@@ -2,8 +2,8 @@ import { link, lstat, mkdir, rename, rm, statfs, symlink } from 'node:fs/promise
 import { dirname, join, posix } from 'node:path'
 import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
 import {
-  blockSizeForChange, blockSizeForRefinement, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
-  encodeSignature, matchedSimilarity, MIN_MEASURABLE_CHUNKS, passesThreshold, planRefinement, rankSeeds, secondSeed, type SecondSeed, type SeedCandidate,
+  blockSizeForChange, blockSizeForRefinement, blockSizeForUnknownChange, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
+  encodeSignature, matchedSimilarity, MIN_MEASURABLE_CHUNKS, passesThreshold, planRefinement, rankSeeds, secondSeed, type SecondSeed, type SeedCandidate, type SeedReader,
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
@@ -13,7 +13,7 @@ import {
 import { FileDigester } from '../hash/index.js'
 import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, type MetricName } from '../similarity/index.js'
-import { sameMtime, sampleChunks, updateSketchIndex, type FileRecord, type SketchIndex, type SyncBase } from '../store/index.js'
+import { isBase, sameMtime, sampleChunks, updateSketchIndex, type FileRecord, type SketchIndex, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
 import { BundleReader } from './bundle.js'
@@ -26,7 +26,7 @@ import { WINDOWED_PROBE_BYTES } from './probe.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import { peerReadsWindows, type RoleDeps } from './session.js'
+import { peerReadsWindows, peerTakesDirect, type RoleDeps } from './session.js'
 import { parentDir, sameSummary, TreeSummary } from './tree-summary.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
@@ -128,10 +128,24 @@ function wholeAfterProbe(t: Transfer): boolean {
   return t.probeAnswered === true && t.listAsked !== true
 }
 
-/** Came with no chunk list: asked for whole (`want.whole`), or whole after its probe. */
+/** Came with no chunk list: asked for whole (`want.whole`), whole after its probe, or planned
+ *  against its old version here at once (`want.direct`). */
 function cameWithoutList(t: Transfer): boolean {
-  return t.whole === true || wholeAfterProbe(t)
+  return t.whole === true || t.direct === true || wholeAfterProbe(t)
 }
+
+/**
+ * A changed file at least this large, whose old version here is the one last synced, is planned
+ * against that version at once (`want.direct`, PROTOCOL.md §4.12): no chunk list. Its list cost
+ * the sender a whole read, chunked and hashed (~2.2 s a GiB here), while this side hashed its old
+ * version (no digest after a large file came whole), before round 1 could start: 1 GiB with 1,024
+ * scattered 1 KiB overwrites spent ~2.3 of its ~7–8 s there. What is lost for such a file: a seed
+ * elsewhere in the tree, a second seed, and a copy found by digest; the old version is the seed
+ * (its similarity is measured on the matches, as any trial's), and a file only touched is
+ * rewritten from it, as rsync does. The same size as WINDOWED_PROBE_BYTES, the large files a new
+ * one is probed by windows for.
+ */
+const DIRECT_MIN_BYTES = WINDOWED_PROBE_BYTES
 
 /** A file's chunks as a record keeps them: all, or the sample of a large file. */
 type ChunkList = Pick<FileRecord, 'chunks' | 'sampled'>
@@ -176,6 +190,12 @@ interface Transfer {
   matches?: Mailbox<Uint8Array>
   /** asked for whole, with no chunk list (#wantWhole) */
   whole?: boolean
+  /** planned at once against its old version here, with no chunk list (#wantDirect) */
+  direct?: boolean
+  /** its data ended with none sent, not for a change on the sender: it could not read the file */
+  senderGaveUp?: boolean
+  /** its `dataEnd` came */
+  dataEnded?: boolean
   /** asked for a probe first (a new path: #probed); then whether it came, and whether the
    *  chunk list was asked for after it */
   probe?: boolean
@@ -361,9 +381,18 @@ class Receiver {
         if (t !== undefined) t.dataSeen = true
         return t?.queue?.push(msg.bytes)
       }
-      case 'dataEnd':
-        this.#streaming(msg.id)?.queue?.end()
+      case 'dataEnd': {
+        const t = this.#streaming(msg.id)
+        t?.queue?.end()
+        if (t !== undefined) t.dataEnded = true
+        if (t !== undefined && t.dataSeen !== true && t.changedOnSender !== true) t.senderGaveUp = true
+        // Ended before its refined exchange did: the sender could not read the file (it said
+        // why in a notice), or it changed as it was read (SOURCE_CHANGED: asked for again).
+        t?.matches?.close(t.changedOnSender === true
+          ? new DsyncError('SOURCE_CHANGED', `${t.entry.path}: changed on the sender while it was read`, { path: t.entry.path })
+          : new DsyncError('IO', `${t.entry.path}: the sender sent nothing for it (it could not read it: its report says why)`, { path: t.entry.path }))
         return
+      }
       case 'bundle':
         // Whole data streams of several files (§4.7): each goes to its writer, and is complete.
         for (const s of this.#bundles.unpack(msg)) {
@@ -456,7 +485,7 @@ class Receiver {
   /** The transfer whose data is coming for `path` (its queue open), if any: at most the want
    *  window's 64 are in flight. */
   #streamingPath(path: string): Transfer | undefined {
-    for (const t of this.#transfers.values()) if (t.entry.path === path && t.queue !== undefined && t.dataSeen === true) return t
+    for (const t of this.#transfers.values()) if (t.entry.path === path && t.queue !== undefined && (t.dataSeen === true || t.matches !== undefined)) return t
     return undefined
   }
 
@@ -660,7 +689,7 @@ class Receiver {
     if (cur === undefined && e.digest === undefined) {
       if (this.#wantWhole(e)) t.whole = true
       else if (this.#wantProbe(e)) t.probe = true
-    }
+    } else if (this.#wantDirect(e, cur)) t.direct = true
     this.#enqueue(t)
   }
 
@@ -773,6 +802,19 @@ class Receiver {
     return e.size > PROBE_ABOVE_BYTES && (e.size <= WHOLE_KEPT_BYTES || e.size > WINDOWED_PROBE_BYTES || this.#files.hasFileOfSize(e.size))
   }
 
+  /**
+   * A large file changed where this side still has the version it last synced (size and mtime
+   * as its base), or --force: it overwrites that version whatever its content, so neither its
+   * digest nor a seed elsewhere is worth its chunk list (DIRECT_MIN_BYTES). Not with digests in
+   * the list (--checksum, two-way sync), nor in a dry run (no exchange of data).
+   */
+  #wantDirect(e: FileEntry, cur: TreeEntry | undefined): boolean {
+    if (cur?.kind !== 'file' || e.digest !== undefined || e.size < DIRECT_MIN_BYTES || cur.size < REFINE_MIN_SEED_BYTES) return false
+    if (this.d.options.dryRun || !peerTakesDirect(this.d)) return false
+    const base = this.d.baseOf !== undefined ? this.d.baseOf(e.path) : this.d.store.getBase(e.path)
+    return this.d.options.force || isBase({ size: cur.size, mtimeMs: cur.mtimeMs }, base)
+  }
+
   #newTransfer(entry: FileEntry, current: Transfer['current'], attempt: number): Transfer {
     return { id: this.#nextId++, entry, current, attempt, wanted: false, conflict: false, chunks: [], listed: 0, partialList: false, retried: false }
   }
@@ -794,8 +836,10 @@ class Receiver {
         ...(t.whole === true && { whole: true }),
         // The digest only when a file of its size is here (a copy): 32 bytes a new file otherwise.
         ...(t.probe === true && { probe: true, ...(this.#files.hasFileOfSize(t.entry.size) && { digest: true }) }),
+        ...(t.direct === true && { direct: true }),
       })
       if (t.whole === true) this.#fetchWholeInTask(t)
+      else if (t.direct === true) this.#fetchDirectInTask(t)
       // The file at this path is its first seed, read (chunked, when the store has no record
       // of it) as soon as the sender's list comes (#resolveLocally): read it while the sender
       // lists. 1 GiB overwritten in place, its base received whole the last time (a record by
@@ -956,6 +1000,15 @@ class Receiver {
   #fetchWholeInTask(t: Transfer): void {
     t.queue = new ByteQueue(this.#signal)
     this.#inFetchSlot(() => this.#fetch(t, null, { path: t.entry.path, action: 'new', size: t.entry.size }))
+  }
+
+  /** A file planned at once against its old version (#wantDirect): a refined exchange whose
+   *  matches measure it (a trial: below the threshold it comes as literals only, as whole). */
+  #fetchDirectInTask(t: Transfer): void {
+    const path = t.entry.path
+    t.size = t.entry.size
+    t.refinable = true
+    this.#inFetchSlot(() => this.#fetch(t, path, { path, action: 'delta', size: t.entry.size, seed: path, similarity: 0 }, 0, true))
   }
 
   /** Runs a file's work in a task once a fetch slot frees (alone once the disk was found full);
@@ -1221,9 +1274,10 @@ class Receiver {
     } catch (err) {
       t.queue?.close()
       tee?.close()
-      // Asked for whole and not a byte came: the sender could not read it, and said why in a
-      // `notice` (as a chunk list without a digest says it).
-      if (cameWithoutList(t) && t.dataSeen !== true && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
+      // Sent with no list and not a byte came: the sender could not read it, and said why in a
+      // `notice` (as a chunk list without a digest says it); planned at once, its exchange ended so.
+      const sentNothing = cameWithoutList(t) && t.dataSeen !== true && (t.direct !== true || t.senderGaveUp === true)
+      if (sentNothing && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.
         t.retried = true
@@ -1263,46 +1317,64 @@ class Receiver {
    */
   async #refinedPlan(t: Transfer, seedPath: string, seedAbs: readonly string[], size: number, regions: number, event: FileEvent, trial: boolean): Promise<FileEvent> {
     const signal = this.#signal
-    const b1 = blockSizeForRefinement(size, Math.max(1, regions))
+    // With no chunk lists (want.direct) nothing says how many regions changed.
+    const b1 = t.direct === true ? blockSizeForUnknownChange(size) : blockSizeForRefinement(size, Math.max(1, regions))
     const signature = encodeSignature(await computeSignature(openFilesSource(seedAbs, { signal, noFollow: true }), { size, blockSize: b1, signal }))
-    const matches = (t.matches = new Mailbox(signal, 'match list'))
-    this.#out.post({ t: 'plan', id: t.id, method: 'delta', seed: seedPath, similarity: event.similarity ?? 0, signature, refine: true })
+    t.matches = new Mailbox(signal, 'match list')
     const seed = await openSeedsReader(seedAbs, { noFollow: true })
     try {
-      let prevBlock = b1
-      for (let round = 0; ; round++) {
-        const raw = await matches.next()
-        let list
-        try {
-          list = decodeMatches(raw)
-        } catch (err) {
-          throw new DsyncError('BAD_MESSAGE', `match list for ${t.entry.path}: ${(err as Error).message}`, { cause: err })
-        }
-        if (list.seedSize !== size || list.targetSize !== t.size) {
-          throw new DsyncError('BAD_MESSAGE', `match list for ${t.entry.path} is for a ${list.seedSize}-byte seed and a ${list.targetSize}-byte file, not ${size} and ${t.size}`)
-        }
-        const plan = round < MAX_REFINE_ROUNDS ? planRefinement(list, prevBlock) : null
-        if (plan === null) {
-          if (!trial) {
-            this.#out.post({ t: 'refine', id: t.id, signature: null })
-            return event
-          }
-          const measured = matchedSimilarity(list)[this.d.options.metric as MetricName] ?? 0
-          const whole = !passesThreshold(measured, this.d.options.threshold)
-          this.#out.post({ t: 'refine', id: t.id, signature: null, ...(whole && { whole: true }) })
-          return {
-            ...event,
-            similarity: measured,
-            message: 'measured by matching',
-            ...(whole && { action: t.current ? 'whole' : 'new' }),
-          }
-        }
-        const sig = encodeRefineSignature(await computeRefineSignature(seed, list, plan, { signal }))
-        this.#out.post({ t: 'refine', id: t.id, signature: sig })
-        prevBlock = plan.blockSize
+      this.#out.post({ t: 'plan', id: t.id, method: 'delta', seed: seedPath, similarity: event.similarity ?? 0, signature, refine: true })
+      try {
+        return await this.#rounds(t, t.matches, seed, size, b1, event, trial)
+      } catch (err) {
+        // Given up here (it changed on the sender, or this side failed): the sender's side of
+        // the exchange ends too, or its worker would wait for a round that never comes. An
+        // older sender takes a nil signature instead; its delta is dropped (the file is settled).
+        if (t.dataEnded !== true && !signal.aborted) this.#out.post({ t: 'refine', id: t.id, signature: null, ...(peerTakesDirect(this.d) && { cancel: true }) })
+        throw err
       }
     } finally {
       await seed.close()
+    }
+  }
+
+  /** #refinedPlan's rounds, from round 1's match list to the last `refine`. */
+  async #rounds(t: Transfer, matches: Mailbox<Uint8Array>, seed: SeedReader, size: number, b1: number, event: FileEvent, trial: boolean): Promise<FileEvent> {
+    let prevBlock = b1
+    for (let round = 0; ; round++) {
+      const raw = await matches.next()
+      let list
+      try {
+        list = decodeMatches(raw)
+      } catch (err) {
+        throw new DsyncError('BAD_MESSAGE', `match list for ${t.entry.path}: ${(err as Error).message}`, { cause: err })
+      }
+      // Planned with no list, the file's size is the walk's: a file that changed since says so.
+      if (t.direct === true && list.seedSize === size && list.targetSize !== t.size) {
+        throw new DsyncError('SOURCE_CHANGED', `${t.entry.path}: ${list.targetSize} bytes on the sender, listed with ${t.size}: it changed since it was listed`, { path: t.entry.path })
+      }
+      if (list.seedSize !== size || list.targetSize !== t.size) {
+        throw new DsyncError('BAD_MESSAGE', `match list for ${t.entry.path} is for a ${list.seedSize}-byte seed and a ${list.targetSize}-byte file, not ${size} and ${t.size}`)
+      }
+      const plan = round < MAX_REFINE_ROUNDS ? planRefinement(list, prevBlock) : null
+      if (plan === null) {
+        if (!trial) {
+          this.#out.post({ t: 'refine', id: t.id, signature: null })
+          return event
+        }
+        const measured = matchedSimilarity(list)[this.d.options.metric as MetricName] ?? 0
+        const whole = !passesThreshold(measured, this.d.options.threshold)
+        this.#out.post({ t: 'refine', id: t.id, signature: null, ...(whole && { whole: true }) })
+        return {
+          ...event,
+          similarity: measured,
+          message: 'measured by matching',
+          ...(whole && { action: t.current ? 'whole' : 'new' }),
+        }
+      }
+      const sig = encodeRefineSignature(await computeRefineSignature(seed, list, plan, { signal: this.#signal }))
+      this.#out.post({ t: 'refine', id: t.id, signature: sig })
+      prevBlock = plan.blockSize
     }
   }
 

@@ -9,7 +9,7 @@ import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, un
 import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { POSTED_BYTES, probeAnchorKeys, sampleChunks, type FileRecord } from '../store/index.js'
-import { digestBytes, type FileDigest } from '../hash/index.js'
+import { digestBytes, FileDigester, type FileDigest } from '../hash/index.js'
 import { encodeSketchWithin, sketchBytes, sketchStream } from '../similarity/index.js'
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
@@ -206,13 +206,36 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
   }
   const stats = new Map<number, DeltaStats>()
-  /** plans for the workers; `wantedWhole`: made here for a `want.whole`, none came */
-  const plans: { plan: PlanMessage; wantedWhole: boolean }[] = []
-  const queuePlan = (plan: PlanMessage, wantedWhole = false): void => {
+  /** plans for the workers; `unlisted`: for a file whose chunk list never went (made here for a
+   *  `want.whole`, or come for a `want.direct`) */
+  const plans: { plan: PlanMessage; unlisted: boolean }[] = []
+  const queuePlan = (plan: PlanMessage, unlisted = false): void => {
     if (plans.length >= MAX_QUEUED_PLANS) {
       throw new DsyncError('BAD_MESSAGE', `the receiver planned more than ${MAX_QUEUED_PLANS} files not yet sent; a receiver keeps at most 64 wanted`)
     }
-    plans.push({ plan, wantedWhole })
+    plans.push({ plan, unlisted })
+  }
+  /** ids asked for by `want.direct` whose plan has not come (§4.12) */
+  const directs = new Set<number>()
+  /** the hash of each of those files, under way (prehash) */
+  const prehashes = new Map<number, Promise<void>>()
+  /**
+   * A file asked for by `want.direct` is hashed while the receiver makes its signature, which
+   * this side would otherwise wait for idle; its SHA-256 then ends the delta as a chunk list's
+   * would (listedRecords), so the match pass does not hash (~0.6 of its ~1.9 s a GiB here).
+   * Changed since, the match pass hashes it again (sendFile's statUnchanged).
+   */
+  const prehash = async (id: number, path: string): Promise<void> => {
+    try {
+      const abs = await resolveInside(d.root, path)
+      const st = lstatSync(abs)
+      const h = new FileDigester()
+      for await (const bytes of unchangedWhileRead(openFileSource(abs, { signal, noFollow: true }), abs, path)) h.update(bytes)
+      listedRecords.set(id, { digest: h.digest(), size: st.size, mtimeMs: st.mtimeMs })
+    } catch (err) {
+      if (signal.aborted) throw err
+      // Policy: no digest from before; the match pass hashes the file, and meets its error.
+    }
   }
   /** Sends file `id` whole as if a whole `plan` had come (a `want.whole`, or a `wholeWant` after
    *  its probe): nothing sent and it cannot be read, it ends quietly with a notice (none for a
@@ -232,7 +255,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     for (;;) {
       const next = plans.shift()
       if (next !== undefined) {
-        await sendFile(next.plan, next.wantedWhole)
+        await sendFile(next.plan, next.unlisted)
         continue
       }
       if (done || signal.aborted) return
@@ -241,6 +264,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   }
   /** Refinement rounds in flight: the `refine` messages of each file, taken in order. */
   const refining = new Map<number, Mailbox<Extract<Message, { t: 'refine' }>>>()
+  /** files the receiver gave up during their exchange (`refine.cancel`, or its `done`) */
+  const givenUp = new Set<number>()
   /**
    * A refined exchange (PROTOCOL.md §4.1): the matches of round 1's signature, then, per
    * `refine` with a signature, the matches found again in the holes, until the receiver says
@@ -258,6 +283,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // A list too long for one message goes empty (DELTA.md): the receiver then stops.
         await channel.send({ t: 'matches', id, list: encodeMatches(list.matches.length > MAX_MATCHES ? { ...list, matches: [] } : list) })
         const r = await rounds.next()
+        if (r.cancel === true) {
+          givenUp.add(id)
+          throw new DsyncError('ABORTED', `${path}: given up by the receiver`)
+        }
         if (r.signature === null) {
           // Measured below the threshold by the rounds (PROTOCOL.md §4.3): literals only, as a
           // whole file goes.
@@ -292,20 +321,24 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   }
   /**
    * A file that could not be sent: the error is the session's (thrown) or the file's. The
-   * receiver then sees a truncated delta and drops the file; the reason is reported here. Asked
-   * for whole and nothing sent, it drops the file quietly: a notice tells it why (as an
-   * unreadable file's chunk list does), and a file gone since the walk is no error.
+   * receiver then sees a truncated delta (or its refined exchange ends) and drops the file; the
+   * reason is reported here. Sent with no chunk list (`unlisted`) and nothing sent, it drops the
+   * file quietly: a notice tells it why (as an unreadable file's chunk list does), and a file
+   * gone since the walk is no error. `exchanging`: the receiver waits on the file's data or
+   * matches (something was sent, or a refined exchange began).
    */
-  const fileFailed = async (err: unknown, id: number, path: string, whole: boolean, sentAny: boolean): Promise<void> => {
+  const fileFailed = async (err: unknown, id: number, path: string, unlisted: boolean, sentAny: boolean, exchanging: boolean): Promise<void> => {
     if (!isDsyncError(err) || err.code === 'ABORTED' || err.code === 'NETWORK' || err.code === 'BAD_MESSAGE') throw err
-    if (err.code === 'SOURCE_CHANGED' && sentAny) {
+    if (err.code === 'SOURCE_CHANGED' && exchanging) {
       // Changed while it was read, with no digest sent before (unchangedWhileRead): the receiver
-      // is told before the data ends short, and asks again or says what became of it.
+      // is told before the data ends short (or its exchange ends), and asks again or says what
+      // became of it.
       await channel.send({ t: 'notice', message: err.message, code: err.code, path })
       return
     }
-    if (whole && !sentAny) {
-      if (err.code !== 'NOT_FOUND') skipped(err)
+    if (unlisted && !sentAny) {
+      // Named by its path in the tree, as readRecord's errors are: the peer is told of it.
+      if (err.code !== 'NOT_FOUND') skipped(err.path === path ? err : new DsyncError(err.code, err.message.replace(join(d.root, path), path), { path, cause: err }))
     } else {
       d.report.add({ path, action: 'error', code: err.code, message: err.message })
     }
@@ -321,10 +354,13 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       return false
     }
   }
-  const sendFile = async (plan: PlanMessage, whole: boolean): Promise<void> => {
+  const sendFile = async (plan: PlanMessage, unlisted: boolean): Promise<void> => {
     const path = paths.get(plan.id)
     if (path === undefined) throw new DsyncError('BAD_MESSAGE', `plan for file id ${plan.id}, which was never asked for`)
+    const whole = unlisted && plan.method === 'whole'
     if (forBundle(plan) && (await bundled(plan.id, path, whole))) return
+    await prehashes.get(plan.id)
+    prehashes.delete(plan.id)
     let sentAny = false
     try {
       const sig = plan.signature === null ? EMPTY_SIGNATURE : decodeSignature(plan.signature)
@@ -355,7 +391,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // bytes as read: a file that changed meanwhile must not pass for one version.
         if (digest === undefined) source = unchangedWhileRead(source, abs, path)
       }
-      const sizeHint = kept?.length ?? listed?.size
+      const sizeHint = kept?.length ?? listed?.size ?? files.get(path)?.size
       const known: KnownTarget = { ...(digest !== undefined && { digest }), ...(sizeHint !== undefined && { sizeHint }) }
       // Sent whole and hashed by no one yet: checked with XXH3-128, 2.4× faster than SHA-256
       // here and 7.7× where the CPU has no SHA instructions (§4.11, src/hash/stream-check.ts).
@@ -370,11 +406,17 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       }
       stats.set(plan.id, delta.stats())
     } catch (err) {
-      await fileFailed(err, plan.id, path, whole, sentAny)
+      // Given up by the receiver during its exchange: it says what became of the file.
+      if (givenUp.delete(plan.id)) {
+        if (receiverDone) return // and the session is over: nothing more goes
+        await channel.send({ t: 'dataEnd', id: plan.id })
+        return
+      }
+      await fileFailed(err, plan.id, path, unlisted, sentAny, sentAny || plan.refine === true)
     }
     await channel.send({ t: 'dataEnd', id: plan.id })
-    // A file asked for whole that sent nothing is dropped quietly by the receiver: no result.
-    if (sentAny || !whole) unsettled.add(plan.id)
+    // A file with no list that sent nothing is dropped quietly by the receiver: no result.
+    if (sentAny || !unlisted) unsettled.add(plan.id)
     if (smallWanted.delete(plan.id)) sendBundleSoon()
   }
 
@@ -462,7 +504,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       stats.set(id, { targetSize: content.length, copiedBytes: 0, literalBytes: content.length, encodedBytes: size })
       await sendBundle(full)
     } catch (err) {
-      await fileFailed(err, id, path, whole, false)
+      await fileFailed(err, id, path, whole, false, false)
       smallWanted.delete(id)
       await channel.send({ t: 'dataEnd', id })
     } finally {
@@ -644,6 +686,15 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         listed.add(msg.path) // asked again (it grew, or changed while read), it is read afresh
         if (bundle !== undefined) smallWanted.add(msg.id)
         queueWhole(msg.id)
+      } else if (msg.t === 'want' && msg.direct === true) {
+        // A large file changed where the receiver's old version of it is the seed (§4.12): no
+        // list; the refined plan that follows reads it once, for its matches and its SHA-256.
+        listedFile(msg.path)
+        if (directs.size >= MAX_QUEUED_PLANS) throw new DsyncError('BAD_MESSAGE', `the receiver asked for more than ${MAX_QUEUED_PLANS} files without a list and planned none of them`)
+        paths.set(msg.id, msg.path)
+        listed.add(msg.path) // asked again (it changed while read), it is read afresh
+        directs.add(msg.id)
+        prehashes.set(msg.id, new Promise<void>((settled) => scope.spawn(() => prehash(msg.id, msg.path), settled)))
       } else if (msg.t === 'want') {
         // Answered in a task: the file may have to be read first, and reads overlap. A peer
         // that asks faster than files are read waits here (the receiver keeps 64 asked).
@@ -684,10 +735,13 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         scope.spawn(() => sendSketch(msg.id, path))
       } else if (msg.t === 'refine') {
         const rounds = refining.get(msg.id)
+        // A cancel may cross the exchange's end (this side failed the file meanwhile): it asks
+        // for nothing, so it is dropped.
+        if (rounds === undefined && msg.cancel === true) continue
         if (rounds === undefined) throw new DsyncError('BAD_MESSAGE', `refine for file id ${msg.id}, which has no refined exchange going`)
         rounds.push(msg)
       } else if (msg.t === 'plan') {
-        queuePlan(msg)
+        queuePlan(msg, directs.delete(msg.id))
         wake()
       } else if (msg.t === 'result') {
         // Settled: its slot of the receiver's window frees (it may have come without data: a copy).
@@ -697,6 +751,12 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         if (msg.id === 0 || paths.has(msg.id)) d.report.add(eventFromResult(msg, stats.get(msg.id)))
       } else if (msg.t === 'done') {
         receiverDone = true
+        // An exchange still open is one the receiver left (an older one sends no cancel): its
+        // worker would wait for a round that never comes.
+        for (const [id, rounds] of refining) {
+          givenUp.add(id)
+          rounds.close(new DsyncError('ABORTED', 'the receiver ended the session'))
+        }
         break
       } else if (msg.t === 'notice') {
         d.onNotice?.(msg.message)

@@ -1,0 +1,221 @@
+/**
+ * Large files changed in place, planned against the receiver's old version with no chunk list
+ * (`want.direct`, PROTOCOL.md §4.12): when it is used and when not, what comes of it, and a
+ * sender whose file changes or goes in between.
+ */
+import t, { type Test } from 'tap'
+import { appendFile, readFile, readdir, rm, utimes, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { digestBytes } from '../../src/hash/index.js'
+import { memoryChannelPair, wrapChannel, type Message, type SessionOptions } from '../../src/net/index.js'
+import { Store } from '../../src/store/index.js'
+import { runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport } from '../../src/sync/index.js'
+import { WINDOWED_PROBE_BYTES } from '../../src/sync/probe.js'
+import { within } from '../support/hostile.js'
+import { randomBytes } from '../support/random.js'
+import { tempTree } from '../support/temp.js'
+
+const SIZE = WINDOWED_PROBE_BYTES + 3_000_000
+const old = randomBytes(71, SIZE)
+
+/** `base` with 40 overwrites of 1 KiB spread through it. */
+function edited(base: Uint8Array, seed: number): Uint8Array {
+  const out = Buffer.from(base)
+  const patch = randomBytes(seed, 1024)
+  for (let i = 0; i < 40; i++) out.set(patch, Math.floor(((i + 0.5) * (base.length - 1024)) / 40))
+  return out
+}
+
+interface Pushed {
+  /** the receiver's report, and the sender's */
+  readonly report: SyncReport
+  readonly sent: SyncReport
+  /** the messages each side sent */
+  readonly fromReceiver: Message[]
+  readonly fromSender: Message[]
+}
+
+/**
+ * Both roles in one process, home → work, each with its store for the push. `onWant` runs
+ * before a `want` of the receiver reaches the sender, `onPlan` before a `plan` does.
+ */
+async function pushOnce(
+  home: string,
+  work: string,
+  opts: { version?: number; options?: Partial<SessionOptions>; onWant?: (m: Extract<Message, { t: 'want' }>) => Promise<void>; onPlan?: () => Promise<void> } = {},
+): Promise<Pushed> {
+  const [a, b] = memoryChannelPair()
+  const fromReceiver: Message[] = []
+  const fromSender: Message[] = []
+  const sender = wrapChannel(a, {
+    send: (msg) => {
+      fromSender.push(msg.t === 'data' ? { ...msg, bytes: new Uint8Array(0) } : msg)
+      return a.send(msg)
+    },
+  })
+  const receiver = wrapChannel(b, {
+    send: async (msg) => {
+      fromReceiver.push(msg)
+      if (msg.t === 'want') await opts.onWant?.(msg)
+      if (msg.t === 'plan') await opts.onPlan?.()
+      return b.send(msg)
+    },
+  })
+  const report = new SyncReport()
+  const sent = new SyncReport()
+  const signal = new AbortController().signal
+  const v = opts.version !== undefined ? { version: opts.version } : {}
+  const options = sessionOptions(opts.options)
+  const homeStore = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
+  const workStore = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  try {
+    await within(60_000, 'a push', Promise.all([
+      runSender(sender, { root: home, store: homeStore, params: SYNC_CHUNK_PARAMS, options, report: sent, signal, ...v }).then(() => a.close()),
+      runReceiver(receiver, { root: work, store: workStore, params: SYNC_CHUNK_PARAMS, options, report, signal, now: () => new Date(), ...v }),
+    ]))
+  } finally {
+    await homeStore.close()
+    await workStore.close()
+  }
+  return { report, sent, fromReceiver, fromSender }
+}
+
+/** home and work after a first push of `old` as big.bin (work's base: its size and mtime). */
+async function synced(t: Test): Promise<{ home: string; work: string }> {
+  const home = await tempTree(t, { 'big.bin': old })
+  const work = await tempTree(t)
+  await pushOnce(home, work)
+  t.ok((await readFile(join(work, 'big.bin'))).equals(old), 'first push: the old version on both sides')
+  return { home, work }
+}
+
+const wants = (p: Pushed): Extract<Message, { t: 'want' }>[] => p.fromReceiver.filter((m): m is Extract<Message, { t: 'want' }> => m.t === 'want')
+
+t.test('a large file changed in place goes as a delta from its old version with no chunk list, measured by its matches, and is filed by its SHA-256', async (t) => {
+  const { home, work } = await synced(t)
+  const now = edited(old, 72)
+  await writeFile(join(home, 'big.bin'), now)
+  const p = await pushOnce(home, work)
+  t.same(wants(p).map((w) => w.direct === true), [true], 'one want, direct')
+  t.notOk(p.fromSender.some((m) => m.t === 'chunks' || m.t === 'probe'), 'no chunk list, no probe')
+  t.ok(p.fromReceiver.some((m) => m.t === 'plan' && m.refine === true && m.seed === 'big.bin'), 'a refined plan against the old version')
+  const e = p.report.events.find((x) => x.path === 'big.bin')
+  t.match(e, { action: 'delta', seed: 'big.bin', message: 'measured by matching' })
+  t.ok((e?.similarity ?? 0) > 0.99, `similar by its matches (${e?.similarity})`)
+  t.ok((e?.literalBytes ?? SIZE) < 200_000, `little literal (${e?.literalBytes} bytes for 40 KiB of edits)`)
+  t.match(p.sent.events.find((x) => x.path === 'big.bin'), { action: 'delta' }, 'the sender reports it so too')
+  t.ok((await readFile(join(work, 'big.bin'))).equals(now), 'written as it is now')
+  const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  t.equal(store.getBase('big.bin')?.digest, digestBytes(now), 'its base: the SHA-256 the delta ended with')
+  t.equal(store.get('big.bin'), undefined, 'no record: chunked when first needed as a seed')
+})
+
+t.test('with a sender of version 6 the file is listed and decided as before', async (t) => {
+  const { home, work } = await synced(t)
+  const now = edited(old, 73)
+  await writeFile(join(home, 'big.bin'), now)
+  const p = await pushOnce(home, work, { version: 6 })
+  t.same(wants(p).map((w) => w.direct === true), [false], 'an ordinary want')
+  t.ok(p.fromSender.some((m) => m.t === 'chunks'), 'its chunk list')
+  t.match(p.report.events.find((x) => x.path === 'big.bin'), { action: 'delta', seed: 'big.bin' })
+  t.ok((await readFile(join(work, 'big.bin'))).equals(now), 'written as it is now')
+})
+
+t.test('a receiver whose copy changed since the last sync gets the list: its copy is kept as a conflict copy, not overwritten unseen', async (t) => {
+  const { home, work } = await synced(t)
+  const theirs = edited(old, 74)
+  const mine = edited(old, 75)
+  await writeFile(join(home, 'big.bin'), theirs)
+  await writeFile(join(work, 'big.bin'), mine)
+  const p = await pushOnce(home, work)
+  t.same(wants(p).map((w) => w.direct === true), [false], 'an ordinary want')
+  const e = p.report.events.find((x) => x.path === 'big.bin')
+  t.match(e, { action: 'conflict' })
+  t.ok((await readFile(join(work, 'big.bin'))).equals(theirs), "the sender's version written")
+  t.ok((await readFile(join(work, e!.conflictCopy!))).equals(mine), "the receiver's kept beside it")
+
+  // --force overwrites whatever the receiver has: no list needed for that either.
+  const again = edited(old, 76)
+  await writeFile(join(home, 'big.bin'), again)
+  await writeFile(join(work, 'big.bin'), mine)
+  const forced = await pushOnce(home, work, { options: { force: true } })
+  t.same(wants(forced).map((w) => w.direct === true), [true], 'with --force, direct')
+  t.ok((await readFile(join(work, 'big.bin'))).equals(again), 'overwritten')
+})
+
+t.test('a large file rewritten with other content goes whole after its matches measure it', async (t) => {
+  const { home, work } = await synced(t)
+  const other = randomBytes(77, SIZE)
+  await writeFile(join(home, 'big.bin'), other)
+  const p = await pushOnce(home, work)
+  t.same(wants(p).map((w) => w.direct === true), [true], 'direct')
+  const e = p.report.events.find((x) => x.path === 'big.bin')
+  t.match(e, { action: 'whole', message: 'measured by matching', copiedBytes: 0 })
+  t.ok((e?.similarity ?? 1) < 0.5, `not similar (${e?.similarity})`)
+  t.ok((await readFile(join(work, 'big.bin'))).equals(other), 'written as it is now')
+})
+
+t.test('a file that grows on the sender after it was listed is asked for again, with its list, and arrives as it is now', async (t) => {
+  const { home, work } = await synced(t)
+  await writeFile(join(home, 'big.bin'), edited(old, 78))
+  let grown = false
+  const p = await pushOnce(home, work, {
+    onWant: async (w) => {
+      if (w.direct !== true || grown) return
+      grown = true
+      await appendFile(join(home, 'big.bin'), randomBytes(79, 5000))
+    },
+  })
+  t.same(wants(p).map((w) => w.direct === true), [true, false], 'direct, then again with its list')
+  t.ok((await readFile(join(work, 'big.bin'))).equals(await readFile(join(home, 'big.bin'))), 'written as it is now')
+  t.match(p.report.events.filter((x) => x.path === 'big.bin'), [{ action: 'delta' }], 'one event for it: written')
+})
+
+t.test('a file gone from the sender after it was listed: the session ends, and the receiver keeps its version', async (t) => {
+  const { home, work } = await synced(t)
+  await writeFile(join(home, 'big.bin'), edited(old, 80))
+  const p = await pushOnce(home, work, {
+    onWant: async (w) => {
+      if (w.direct === true) await rm(join(home, 'big.bin'))
+    },
+  })
+  t.same(wants(p).map((w) => w.direct === true), [true], 'direct')
+  t.ok((await readFile(join(work, 'big.bin'))).equals(old), 'the old version is still there')
+  t.same((await readdir(work)).filter((n) => n.startsWith('.dsync-tmp')), [], 'no temp file left')
+  t.notOk(p.report.events.some((x) => x.path === 'big.bin' && x.action !== 'error' && x.action !== 'unchanged'), 'not written')
+})
+
+t.test('a refined exchange whose file the sender can no longer read ends with an error for that file, not a session waiting for matches', async (t) => {
+  // A file of 2 MB changed at the same path (no direct want; over 1 MiB, so not kept in memory
+  // from its list): its list goes, then its plan;
+  // the file goes before the plan reaches the sender, which then has no matches to send.
+  const before = randomBytes(81, 2_000_000)
+  const home = await tempTree(t, { 'mid.bin': before })
+  const work = await tempTree(t)
+  await pushOnce(home, work)
+  await writeFile(join(home, 'mid.bin'), edited(before, 82))
+  await utimes(join(home, 'mid.bin'), new Date(), new Date(Date.now() + 5000))
+  const p = await pushOnce(home, work, { onPlan: () => rm(join(home, 'mid.bin')) })
+  t.ok(p.fromReceiver.some((m) => m.t === 'plan' && m.refine === true), 'a refined plan went')
+  t.ok((await readFile(join(work, 'mid.bin'))).equals(before), 'the old version is still there')
+  t.match(p.report.events.filter((x) => x.path === 'mid.bin'), [{ action: 'error' }], 'one error line for it')
+})
+
+t.test('a receiver asking for files not listed, or for more than 1024 files with no list and no plan, ends the session (BAD_MESSAGE)', async (t) => {
+  const home = await tempTree(t, { 'a.bin': randomBytes(83, 1000) })
+  for (const hostile of ['unlisted', 'flood'] as const) {
+    const [mine, peer] = memoryChannelPair()
+    const store = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
+    t.teardown(() => store.close())
+    const sending = runSender(mine, { root: home, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
+    sending.catch(() => undefined)
+    for await (const m of peer.messages()) {
+      if (m.t === 'summary') await peer.send({ t: 'summaryWant', paths: m.dirs.map((d) => d.path) })
+      if (m.t === 'filesEnd') break
+    }
+    if (hostile === 'unlisted') await peer.send({ t: 'want', id: 1, path: 'nope.bin', direct: true })
+    else for (let i = 1; i <= 1100; i++) void peer.send({ t: 'want', id: i, path: 'a.bin', direct: true }).catch(() => undefined)
+    await t.rejects(sending, { code: 'BAD_MESSAGE', message: hostile === 'unlisted' ? /not a file of the list/ : /more than 1024 files without a list/ }, hostile)
+  }
+})

@@ -170,18 +170,20 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
       // The next piece is read while this one is written and hashed: the reads and the writes
       // are both on libuv's thread pool, and in turn a 1 GiB copy spent ~0.1–0.2 s more
       // (by hand, 1 MiB pieces with the digest: 1.16–1.21 s read ahead, 1.26–1.46 s in turn).
-      let next: Promise<Uint8Array> | undefined = seed.read(offset, Math.min(IO_PIECE, length))
-      try {
-        for (let done = 0; done < length; ) {
-          const bytes: Uint8Array = await next!
-          const n = bytes.length
-          next = done + n < length ? seed.read(offset + done + n, Math.min(IO_PIECE, length - done - n)) : undefined
-          await out.write(bytes)
-          done += n
-        }
-      } finally {
-        // A failed write leaves the read ahead: its outcome is no longer wanted.
-        next?.catch(() => undefined)
+      // Each read is marked handled when it starts: one that fails while a write is awaited
+      // is that loop's error at its `await`, not an unhandled rejection (which ends the process).
+      const readAhead = (at: number, n: number): Promise<Uint8Array> => {
+        const p = seed.read(at, n)
+        p.catch(() => undefined)
+        return p
+      }
+      let next: Promise<Uint8Array> | undefined = readAhead(offset, Math.min(IO_PIECE, length))
+      for (let done = 0; done < length; ) {
+        const bytes: Uint8Array = await next!
+        const n = bytes.length
+        next = done + n < length ? readAhead(offset + done + n, Math.min(IO_PIECE, length - done - n)) : undefined
+        await out.write(bytes)
+        done += n
       }
       prevCopyEnd = offset + length
       copiedBytes += length

@@ -67,10 +67,17 @@ export async function* openFileSource(
     // (Fresh: the second is made when first read into.)
     if (size >= bytes) bufs.push(opts.fresh === true ? new Uint8Array(0) : alloc())
     // Reads go in file order (position null): each starts once the one before has ended.
-    const readInto = (buf: Uint8Array) => fh.read(buf, 0, buf.length, null).then(
-      (r) => r.bytesRead,
-      (err: unknown) => Promise.reject(fsError(err, path, 'read it')),
-    )
+    // Marked handled at once: a read ahead that fails while the caller is busy with the last
+    // buffer (awaiting a write) is an error of the next `await pending`, not an unhandled
+    // rejection, which ends the process.
+    const readInto = (buf: Uint8Array): Promise<number> => {
+      const p = fh.read(buf, 0, buf.length, null).then(
+        (r) => r.bytesRead,
+        (err: unknown) => Promise.reject(fsError(err, path, 'read it')),
+      )
+      p.catch(() => undefined)
+      return p
+    }
     let next = 0
     pending = readInto(bufs[0]!)
     for (;;) {

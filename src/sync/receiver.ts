@@ -1201,6 +1201,8 @@ class Receiver {
         t.queue = new ByteQueue(signal)
         t.dataSeen = false
         t.bundled = false
+        t.dataEnded = false
+        t.senderGaveUp = false
         // A trial was decided on a refined exchange (#decideAndFetch): it runs one whatever
         // the seed became since, or the threshold would never be applied to it.
         if (seedAbs !== null && (trial || this.#refines(t, size))) {
@@ -1276,7 +1278,9 @@ class Receiver {
       tee?.close()
       // Sent with no list and not a byte came: the sender could not read it, and said why in a
       // `notice` (as a chunk list without a digest says it); planned at once, its exchange ended so.
-      const sentNothing = cameWithoutList(t) && t.dataSeen !== true && (t.direct !== true || t.senderGaveUp === true)
+      // (A direct file asked for again whole, after a delta that did not match, is not: the
+      // sender reports that failure as any listed file's.)
+      const sentNothing = cameWithoutList(t) && t.dataSeen !== true && (t.direct !== true || (t.senderGaveUp === true && !t.retried))
       if (sentNothing && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.
@@ -1349,8 +1353,9 @@ class Receiver {
       } catch (err) {
         throw new DsyncError('BAD_MESSAGE', `match list for ${t.entry.path}: ${(err as Error).message}`, { cause: err })
       }
-      // Planned with no list, the file's size is the walk's: a file that changed since says so.
-      if (t.direct === true && list.seedSize === size && list.targetSize !== t.size) {
+      // Another size than its list's (or, planned with no list, the walk's): the file changed
+      // on the sender since, and is asked for again.
+      if (list.seedSize === size && list.targetSize !== t.size) {
         throw new DsyncError('SOURCE_CHANGED', `${t.entry.path}: ${list.targetSize} bytes on the sender, listed with ${t.size}: it changed since it was listed`, { path: t.entry.path })
       }
       if (list.seedSize !== size || list.targetSize !== t.size) {

@@ -85,6 +85,10 @@ const BUNDLE_QUIET_MS = 5
 /** `want`s answered at once (each may be reading its file); more wait in the socket. */
 const MAX_ANSWERING = 64
 
+/** Files asked for by `want.direct` hashed ahead at once (prehash); the others are hashed in
+ *  their match pass. Two keep a disk busy without a peer starting a read per message. */
+const MAX_PREHASHES = 2
+
 /**
  * Plans (and wants of whole files) queued for the file workers. A receiver keeps at most 64
  * files wanted (PROTOCOL.md §4), so an honest one never has more than that planned; past this
@@ -209,21 +213,27 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /** plans for the workers; `unlisted`: for a file whose chunk list never went (made here for a
    *  `want.whole`, or come for a `want.direct`) */
   const plans: { plan: PlanMessage; unlisted: boolean }[] = []
+  /** ids with a plan queued or being sent: a second plan for one is the peer's error (a file is
+   *  planned again only after its data ended: a whole retry) */
+  const planned = new Set<number>()
   const queuePlan = (plan: PlanMessage, unlisted = false): void => {
     if (plans.length >= MAX_QUEUED_PLANS) {
       throw new DsyncError('BAD_MESSAGE', `the receiver planned more than ${MAX_QUEUED_PLANS} files not yet sent; a receiver keeps at most 64 wanted`)
     }
+    if (planned.has(plan.id)) throw new DsyncError('BAD_MESSAGE', `a second plan for file id ${plan.id} before the first was sent`)
+    planned.add(plan.id)
     plans.push({ plan, unlisted })
   }
   /** ids asked for by `want.direct` whose plan has not come (§4.12) */
   const directs = new Set<number>()
-  /** the hash of each of those files, under way (prehash) */
+  /** the hash of such a file, under way or done (prehash), until its plan or result comes */
   const prehashes = new Map<number, Promise<void>>()
   /**
    * A file asked for by `want.direct` is hashed while the receiver makes its signature, which
    * this side would otherwise wait for idle; its SHA-256 then ends the delta as a chunk list's
    * would (listedRecords), so the match pass does not hash (~0.6 of its ~1.9 s a GiB here).
-   * Changed since, the match pass hashes it again (sendFile's statUnchanged).
+   * Changed since, the match pass hashes it again (sendFile's statUnchanged). At most
+   * MAX_PREHASHES at once: past that a file is hashed in its match pass, as without.
    */
   const prehash = async (id: number, path: string): Promise<void> => {
     try {
@@ -231,12 +241,14 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       const st = lstatSync(abs)
       const h = new FileDigester()
       for await (const bytes of unchangedWhileRead(openFileSource(abs, { signal, noFollow: true }), abs, path)) h.update(bytes)
-      listedRecords.set(id, { digest: h.digest(), size: st.size, mtimeMs: st.mtimeMs })
+      // Not for a file settled meanwhile (its result came: no plan will).
+      if (prehashes.has(id)) listedRecords.set(id, { digest: h.digest(), size: st.size, mtimeMs: st.mtimeMs })
     } catch (err) {
       if (signal.aborted) throw err
       // Policy: no digest from before; the match pass hashes the file, and meets its error.
     }
   }
+  let prehashing = 0
   /** Sends file `id` whole as if a whole `plan` had come (a `want.whole`, or a `wholeWant` after
    *  its probe): nothing sent and it cannot be read, it ends quietly with a notice (none for a
    *  file gone since), as an unreadable file's chunk list does. */
@@ -255,7 +267,12 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     for (;;) {
       const next = plans.shift()
       if (next !== undefined) {
-        await sendFile(next.plan, next.unlisted)
+        try {
+          // Once the receiver is done, nothing more goes: a plan still queued is one it left.
+          if (!receiverDone) await sendFile(next.plan, next.unlisted)
+        } finally {
+          planned.delete(next.plan.id)
+        }
         continue
       }
       if (done || signal.aborted) return
@@ -264,8 +281,15 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   }
   /** Refinement rounds in flight: the `refine` messages of each file, taken in order. */
   const refining = new Map<number, Mailbox<Extract<Message, { t: 'refine' }>>>()
-  /** files the receiver gave up during their exchange (`refine.cancel`, or its `done`) */
-  const givenUp = new Set<number>()
+  /** files the receiver gave up during their exchange (`refine.cancel`, or its `done`), with the
+   *  error that ended it */
+  const givenUp = new Map<number, DsyncError>()
+  /** Ends file `id`'s exchange on the receiver's word: its worker stops with this error. */
+  const giveUp = (id: number, why: string): DsyncError => {
+    const err = new DsyncError('ABORTED', why)
+    givenUp.set(id, err)
+    return err
+  }
   /**
    * A refined exchange (PROTOCOL.md §4.1): the matches of round 1's signature, then, per
    * `refine` with a signature, the matches found again in the holes, until the receiver says
@@ -275,6 +299,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   const refinedDelta = async (id: number, path: string, sig: Signature, source: AsyncIterable<Uint8Array> | Uint8Array[], kept: Uint8Array | undefined, known: KnownTarget) => {
     const rounds = new Mailbox<Extract<Message, { t: 'refine' }>>(signal, 'refine')
     refining.set(id, rounds)
+    // The receiver's `done` came while this file waited to start (for its prehash): it is over.
+    if (receiverDone) rounds.close(giveUp(id, 'the receiver ended the session'))
     const reader = kept !== undefined ? memoryReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true })
     try {
       const stream = Array.isArray(source) ? (async function* () { yield* source })() : source
@@ -283,10 +309,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // A list too long for one message goes empty (DELTA.md): the receiver then stops.
         await channel.send({ t: 'matches', id, list: encodeMatches(list.matches.length > MAX_MATCHES ? { ...list, matches: [] } : list) })
         const r = await rounds.next()
-        if (r.cancel === true) {
-          givenUp.add(id)
-          throw new DsyncError('ABORTED', `${path}: given up by the receiver`)
-        }
+        if (r.cancel === true) throw giveUp(id, `${path}: given up by the receiver`)
         if (r.signature === null) {
           // Measured below the threshold by the rounds (PROTOCOL.md §4.3): literals only, as a
           // whole file goes.
@@ -338,7 +361,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
     if (unlisted && !sentAny) {
       // Named by its path in the tree, as readRecord's errors are: the peer is told of it.
-      if (err.code !== 'NOT_FOUND') skipped(err.path === path ? err : new DsyncError(err.code, err.message.replace(join(d.root, path), path), { path, cause: err }))
+      if (err.code !== 'NOT_FOUND') skipped(err.path === path ? err : new DsyncError(err.code, err.message.replaceAll(join(d.root, path), path), { path, cause: err }))
     } else {
       d.report.add({ path, action: 'error', code: err.code, message: err.message })
     }
@@ -407,7 +430,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       stats.set(plan.id, delta.stats())
     } catch (err) {
       // Given up by the receiver during its exchange: it says what became of the file.
-      if (givenUp.delete(plan.id)) {
+      const gaveUp = givenUp.get(plan.id)
+      givenUp.delete(plan.id)
+      if (gaveUp !== undefined && err === gaveUp) {
         if (receiverDone) return // and the session is over: nothing more goes
         await channel.send({ t: 'dataEnd', id: plan.id })
         return
@@ -564,7 +589,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED') throw err
       // Named by its path in the tree, as readRecord's errors are: the peer is told of it.
-      if (err.code !== 'NOT_FOUND') skipped(new DsyncError(err.code, err.message.replace(abs, msg.path), { path: msg.path, cause: err }))
+      if (err.code !== 'NOT_FOUND') skipped(new DsyncError(err.code, err.message.replaceAll(abs, msg.path), { path: msg.path, cause: err }))
     }
     if (now === undefined || at === undefined || keys === undefined) {
       noteRecord(msg.id, msg.path, undefined)
@@ -688,13 +713,22 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         queueWhole(msg.id)
       } else if (msg.t === 'want' && msg.direct === true) {
         // A large file changed where the receiver's old version of it is the seed (§4.12): no
-        // list; the refined plan that follows reads it once, for its matches and its SHA-256.
+        // list; it is hashed now (prehash), and the refined plan that follows reads it for its
+        // matches.
         listedFile(msg.path)
+        if (paths.has(msg.id) || directs.has(msg.id)) throw new DsyncError('BAD_MESSAGE', `want for file id ${msg.id}, which names a file already`)
         if (directs.size >= MAX_QUEUED_PLANS) throw new DsyncError('BAD_MESSAGE', `the receiver asked for more than ${MAX_QUEUED_PLANS} files without a list and planned none of them`)
         paths.set(msg.id, msg.path)
         listed.add(msg.path) // asked again (it changed while read), it is read afresh
         directs.add(msg.id)
-        prehashes.set(msg.id, new Promise<void>((settled) => scope.spawn(() => prehash(msg.id, msg.path), settled)))
+        if (prehashing < MAX_PREHASHES) {
+          prehashing++
+          const { id, path } = msg
+          prehashes.set(id, new Promise<void>((settled) => scope.spawn(() => prehash(id, path), () => {
+            prehashing--
+            settled()
+          })))
+        }
       } else if (msg.t === 'want') {
         // Answered in a task: the file may have to be read first, and reads overlap. A peer
         // that asks faster than files are read waits here (the receiver keeps 64 asked).
@@ -747,16 +781,17 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         // Settled: its slot of the receiver's window frees (it may have come without data: a copy).
         const was = smallWanted.delete(msg.id)
         unhashed.delete(msg.id)
+        // A direct want the receiver settled before planning it (it failed there): no plan comes.
+        directs.delete(msg.id)
+        prehashes.delete(msg.id)
+        listedRecords.delete(msg.id)
         if (unsettled.delete(msg.id) || was) sendBundleSoon()
         if (msg.id === 0 || paths.has(msg.id)) d.report.add(eventFromResult(msg, stats.get(msg.id)))
       } else if (msg.t === 'done') {
         receiverDone = true
         // An exchange still open is one the receiver left (an older one sends no cancel): its
         // worker would wait for a round that never comes.
-        for (const [id, rounds] of refining) {
-          givenUp.add(id)
-          rounds.close(new DsyncError('ABORTED', 'the receiver ended the session'))
-        }
+        for (const [id, rounds] of refining) rounds.close(giveUp(id, 'the receiver ended the session'))
         break
       } else if (msg.t === 'notice') {
         d.onNotice?.(msg.message)
@@ -776,9 +811,16 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     wake()
     clearTimeout(bundleHold)
   }
+  if (!receiverDone) {
+    // Closed without `done`: every task of the session stops (a worker waiting for a round
+    // would wait for good, and a served tree stay locked). A failed task's error says why.
+    const err = scope.failure ?? new DsyncError('NETWORK', 'the receiver ended the session before it was done; run the command again')
+    scope.abort(err)
+    await scope.settled().catch(() => undefined)
+    throw err
+  }
   await scope.settled() // a failed file stream ended the session: its error says why
   await files.flush()
-  if (!receiverDone) throw new DsyncError('NETWORK', 'the receiver ended the session before it was done; run the command again')
   await out.flushed()
   // Unchanged files cost no message on the wire (a no-op sync stays small): they are the files
   // the receiver reported nothing about.

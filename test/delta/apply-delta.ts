@@ -164,3 +164,20 @@ t.test('format version 2: the target checked with XXH3-128; every bit flipped is
   const withDigest = concat(await collect(encodeDelta(EMPTY_SIGNATURE, [small], { fastCheck: true, digest: slowGot.digest! }).bytes))
   t.equal(withDigest[3], 1, 'a digest given: version 1 with it, whatever fastCheck says')
 })
+
+t.test('a seed read that fails while the piece before is still being written is the patch\'s error, not an unhandled rejection', async (t) => {
+  // 3 MiB copied from the seed: pieces of 1 MiB, each read while the one before is written.
+  const big = randomBytes(23, 3 * 1024 * 1024)
+  const { delta } = await makeDelta(big, big, { blockSize: 64 * 1024 })
+  const unhandled: unknown[] = []
+  const onUnhandled = (err: unknown): void => void unhandled.push(err)
+  process.on('unhandledRejection', onUnhandled)
+  t.teardown(() => void process.off('unhandledRejection', onUnhandled))
+  const shrank = new DsyncError('IO', 'the seed shrank')
+  const failing = { size: big.length, read: async (offset: number, length: number) => (offset === 0 ? big.slice(0, length) : Promise.reject(shrank)) }
+  // A slow disk: the failed read ahead settles long before the write it runs beside.
+  const slowSink = { write: () => new Promise<void>((r) => setTimeout(r, 50)) }
+  await t.rejects(applyDelta(failing, splitStream(delta, [65536]), slowSink), shrank, 'the failed read, at its turn')
+  await new Promise((r) => setTimeout(r, 20))
+  t.same(unhandled, [], 'no unhandled rejection')
+})

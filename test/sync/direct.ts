@@ -202,9 +202,61 @@ t.test('a refined exchange whose file the sender can no longer read ends with an
   t.match(p.report.events.filter((x) => x.path === 'mid.bin'), [{ action: 'error' }], 'one error line for it')
 })
 
-t.test('a receiver asking for files not listed, or for more than 1024 files with no list and no plan, ends the session (BAD_MESSAGE)', async (t) => {
+t.test('a file whose size changes after its chunk list went is asked for again, not taken for a broken peer', async (t) => {
+  const before = randomBytes(84, 2_000_000)
+  const home = await tempTree(t, { 'mid.bin': before })
+  const work = await tempTree(t)
+  await pushOnce(home, work)
+  await writeFile(join(home, 'mid.bin'), edited(before, 85))
+  let grown = false
+  const p = await pushOnce(home, work, {
+    onPlan: async () => {
+      if (grown) return
+      grown = true
+      await appendFile(join(home, 'mid.bin'), randomBytes(86, 15))
+    },
+  })
+  t.equal(wants(p).length, 2, 'asked for twice')
+  t.ok((await readFile(join(work, 'mid.bin'))).equals(await readFile(join(home, 'mid.bin'))), 'written as it is now')
+})
+
+/** A sender of `home` talking to a scripted receiver, past the file list. */
+async function senderOn(t: Test, home: string): Promise<{ peer: ReturnType<typeof memoryChannelPair>[1]; sending: Promise<void> }> {
+  const [mine, peer] = memoryChannelPair()
+  const store = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  const sending = runSender(mine, { root: home, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
+  sending.catch(() => undefined)
+  for await (const m of peer.messages()) {
+    if (m.t === 'summary') await peer.send({ t: 'summaryWant', paths: m.dirs.map((d) => d.path) })
+    if (m.t === 'filesEnd') break
+  }
+  return { peer, sending }
+}
+
+t.test('a sender whose receiver ends the session in the middle of an exchange ends too (done at once after a plan; a close without done)', async (t) => {
+  const home = await tempTree(t, { 'a.bin': randomBytes(87, 3_000_000) })
+  {
+    const { peer, sending } = await senderOn(t, home)
+    await peer.send({ t: 'want', id: 1, path: 'a.bin', direct: true })
+    await peer.send({ t: 'plan', id: 1, method: 'delta', seed: 'a.bin', similarity: 0, signature: null, refine: true })
+    await peer.send({ t: 'done', summary: {} })
+    await within(10_000, 'the sender, after done', sending)
+    t.pass('done while its exchange had not begun: the sender returns')
+  }
+  {
+    const { peer, sending } = await senderOn(t, home)
+    await peer.send({ t: 'want', id: 1, path: 'a.bin', direct: true })
+    await peer.send({ t: 'plan', id: 1, method: 'delta', seed: 'a.bin', similarity: 0, signature: null, refine: true })
+    for await (const m of peer.messages()) if (m.t === 'matches') break
+    peer.close(1000, 'bye')
+    await within(10_000, 'the sender, after a close', t.rejects(sending, { code: 'NETWORK' }, 'closed without done: NETWORK'))
+  }
+})
+
+t.test('a receiver asking for files not listed, twice under one id, or for more than 1024 files with no list and no plan, ends the session (BAD_MESSAGE)', async (t) => {
   const home = await tempTree(t, { 'a.bin': randomBytes(83, 1000) })
-  for (const hostile of ['unlisted', 'flood'] as const) {
+  for (const hostile of ['unlisted', 'same id', 'flood'] as const) {
     const [mine, peer] = memoryChannelPair()
     const store = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
     t.teardown(() => store.close())
@@ -215,7 +267,10 @@ t.test('a receiver asking for files not listed, or for more than 1024 files with
       if (m.t === 'filesEnd') break
     }
     if (hostile === 'unlisted') await peer.send({ t: 'want', id: 1, path: 'nope.bin', direct: true })
+    // Each would start a read and a hash of the file.
+    else if (hostile === 'same id') for (let i = 1; i <= 3; i++) void peer.send({ t: 'want', id: 1, path: 'a.bin', direct: true }).catch(() => undefined)
     else for (let i = 1; i <= 1100; i++) void peer.send({ t: 'want', id: i, path: 'a.bin', direct: true }).catch(() => undefined)
-    await t.rejects(sending, { code: 'BAD_MESSAGE', message: hostile === 'unlisted' ? /not a file of the list/ : /more than 1024 files without a list/ }, hostile)
+    const why = { unlisted: /not a file of the list/, 'same id': /names a file already/, flood: /more than 1024 files without a list/ }[hostile]
+    await t.rejects(sending, { code: 'BAD_MESSAGE', message: why }, hostile)
   }
 })

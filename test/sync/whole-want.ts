@@ -261,9 +261,9 @@ t.test('a sender that predates want.whole and cannot read the file answers with 
   t.match(report.events.filter((e) => e.path === 'locked.txt'), [{ action: 'error', code: 'IO' }], 'one error line for it, from the notice')
 })
 
-t.test('a receiver flooding the sender with plans, or asking a sketch twice, ends the session (BAD_MESSAGE) instead of growing its queues', async (t) => {
+t.test('a receiver flooding the sender with plans, planning a file twice, or asking a sketch twice, ends the session (BAD_MESSAGE) instead of growing its queues', async (t) => {
   const big = randomBytes(41, 4 * 1024 * 1024)
-  for (const flood of ['plans', 'sketches'] as const) {
+  for (const flood of ['plans', 'twice', 'sketches'] as const) {
     const home = await tempTree(t, { 'big.bin': big })
     const [mine, peer] = memoryChannelPair()
     const sending = runSender(mine, { root: home, store: await openStore(t, home), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
@@ -274,13 +274,19 @@ t.test('a receiver flooding the sender with plans, or asking a sketch twice, end
       if (m.t === 'chunks' && m.more !== true) break
     }
     if (flood === 'plans') {
-      // Never reading the data: each plan of the 4 MiB file waits, and they pile up.
-      for (let i = 0; i < 1100; i++) void peer.send({ t: 'plan', id: 1, method: 'whole', seed: null, similarity: 0, signature: null }).catch(() => undefined)
+      // Never reading the data: each send of the 4 MiB file (asked for whole, under new ids)
+      // waits, and the rest pile up.
+      for (let i = 2; i < 1100; i++) void peer.send({ t: 'want', id: i, path: 'big.bin', whole: true }).catch(() => undefined)
+    } else if (flood === 'twice') {
+      // A second plan for a file before the first was sent would run a second exchange.
+      await peer.send({ t: 'plan', id: 1, method: 'whole', seed: null, similarity: 0, signature: null })
+      await peer.send({ t: 'plan', id: 1, method: 'whole', seed: null, similarity: 0, signature: null })
     } else {
       await peer.send({ t: 'sketchWant', id: 1 })
       await peer.send({ t: 'sketchWant', id: 1 })
     }
-    await t.rejects(sending, { code: 'BAD_MESSAGE', message: flood === 'plans' ? /more than 1024 files/ : /sketch asked twice/ }, flood)
+    const why = { plans: /more than 1024 files/, twice: /a second plan for file id 1/, sketches: /sketch asked twice/ }[flood]
+    await t.rejects(sending, { code: 'BAD_MESSAGE', message: why }, flood)
   }
 })
 

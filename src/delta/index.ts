@@ -25,7 +25,8 @@ export { type SeedReader, type ByteSink, type ExpectedTarget, type AppliedDelta,
 export {
   type Method, type SeedCandidate, type Decision, type SecondSeed, decide, passesThreshold, rankSeeds, changedRegions, secondSeed, EDITS_PER_UNSHARED_CHUNK, MIN_MEASURABLE_CHUNKS, MIN_SECOND_SEED_SHARE,
 } from './decide.js'
-export { type Match, type MatchList, type Hole, MAX_MATCHES, holesOf, encodeMatches, decodeMatches } from './match-list.js'
+export { type Match, type MatchList, type Hole, MAX_MATCHES, holesOf, encodeMatches, decodeMatches, isIdentity } from './match-list.js'
+export { identityDigest, IDENTITY_DELTA_MAX_BYTES } from './identity.js'
 export {
   type RefineSignature,
   type RefinePlan,

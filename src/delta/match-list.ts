@@ -19,6 +19,18 @@ export interface MatchList {
   readonly matches: readonly Match[]
 }
 
+/** True when the matches copy the whole seed in place, the target being as long: the target
+ *  is the seed, as far as the keys can tell (a file only touched; the delta's digest decides). */
+export function isIdentity(list: MatchList): boolean {
+  if (list.seedSize !== list.targetSize || list.seedSize === 0) return false
+  let at = 0
+  for (const m of list.matches) {
+    if (m.target !== at || m.seed !== at) return false
+    at += m.length
+  }
+  return at === list.targetSize
+}
+
 /** Records a matcher's copies (its literals only advance the target position). */
 export class MatchRecorder implements OpSink {
   readonly matches: Match[] = []

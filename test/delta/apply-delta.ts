@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { applyDelta, EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
+import { applyDelta, EMPTY_SIGNATURE, encodeDelta, identityDigest } from '../../src/delta/index.js'
+import { digestBytes } from '../../src/hash/index.js'
 import { DsyncError } from '../../src/errors.js'
 import { collect, randomBytes, splitStream } from '../support/random.js'
 import { concat, equalBytes, makeDelta, memorySeed, patchBytes } from './support/roundtrip.js'
@@ -180,4 +181,28 @@ t.test('a seed read that fails while the piece before is still being written is 
   await t.rejects(applyDelta(failing, splitStream(delta, [65536]), slowSink), shrank, 'the failed read, at its turn')
   await new Promise((r) => setTimeout(r, 20))
   t.same(unhandled, [], 'no unhandled rejection')
+})
+
+t.test('identityDigest: the digest of a delta that copies its whole seed in place, and of no other', async (t) => {
+  const big = randomBytes(24, 200_000)
+  const same = await makeDelta(big, big, { blockSize: 4096 })
+  t.equal(identityDigest(same.delta), digestBytes(big), 'a target equal to its seed')
+  t.equal(identityDigest(same.delta.subarray(0, same.delta.length - 1)), undefined, 'cut short')
+  t.equal(identityDigest(concat([same.delta, new Uint8Array(1)])), undefined, 'a byte more')
+  const edited = Buffer.from(big)
+  edited[100_000]! ^= 1
+  t.equal(identityDigest((await makeDelta(big, edited, { blockSize: 4096 })).delta), undefined, 'one byte changed')
+  t.equal(identityDigest((await makeDelta(big, big.subarray(4096), { blockSize: 4096 })).delta), undefined, 'its tail only')
+  // Safety, whatever the inputs: a digest means the target is the seed, and it is the target's.
+  await fc.assert(
+    fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 20_000 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 19_999 }), async (s, edit, at) => {
+      const target = Buffer.from(s)
+      if (edit === 1) target[at % target.length]! ^= 0xff
+      const tgt = edit === 2 ? target.subarray(0, Math.max(1, at % target.length)) : target
+      const { delta } = await makeDelta(s, tgt, { blockSize: 256 })
+      const d = identityDigest(delta)
+      return d === undefined || (equalBytes(tgt, s) && d === digestBytes(tgt))
+    }),
+    { numRuns: 200 },
+  )
 })

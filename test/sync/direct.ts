@@ -4,7 +4,7 @@
  * sender whose file changes or goes in between.
  */
 import t, { type Test } from 'tap'
-import { appendFile, readFile, readdir, rm, utimes, writeFile } from 'node:fs/promises'
+import { appendFile, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { digestBytes } from '../../src/hash/index.js'
 import { memoryChannelPair, wrapChannel, type Message, type SessionOptions } from '../../src/net/index.js'
@@ -154,6 +154,40 @@ t.test('a large file rewritten with other content goes whole after its matches m
   t.match(e, { action: 'whole', message: 'measured by matching', copiedBytes: 0 })
   t.ok((e?.similarity ?? 1) < 0.5, `not similar (${e?.similarity})`)
   t.ok((await readFile(join(work, 'big.bin'))).equals(other), 'written as it is now')
+})
+
+t.test('a large file only touched on the sender is checked against its digest where it is, not written again', async (t) => {
+  const { home, work } = await synced(t)
+  const later = new Date(Date.now() + 60_000)
+  await utimes(join(home, 'big.bin'), later, later)
+  const before = await stat(join(work, 'big.bin'))
+  const p = await pushOnce(home, work)
+  t.same(wants(p).map((w) => w.direct === true), [true], 'direct')
+  t.match(p.report.events.find((x) => x.path === 'big.bin'), { action: 'meta' }, 'its time set')
+  const after = await stat(join(work, 'big.bin'))
+  t.equal(after.ino, before.ino, 'the same file: not rewritten')
+  t.ok(Math.abs(after.mtimeMs - (await stat(join(home, 'big.bin'))).mtimeMs) < 0.01, `the sender's mtime (${after.mtimeMs} vs ${later.getTime()})`)
+  t.ok((await readFile(join(work, 'big.bin'))).equals(old), 'its bytes as they were')
+  const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  t.equal(store.getBase('big.bin')?.digest, digestBytes(old), 'its base: the digest checked')
+})
+
+t.test('a file matched whole in place that is not the same after all (this side changed under the rounds) comes whole', async (t) => {
+  const { home, work } = await synced(t)
+  const later = new Date(Date.now() + 60_000)
+  await utimes(join(home, 'big.bin'), later, later)
+  // Changed here once its signature went: the rounds see the old bytes, the check the new.
+  let changed = false
+  const p = await pushOnce(home, work, {
+    onPlan: async () => {
+      if (changed) return
+      changed = true
+      await writeFile(join(work, 'big.bin'), edited(old, 88))
+    },
+  })
+  t.ok(p.fromReceiver.some((m) => m.t === 'plan' && m.method === 'whole'), 'asked for whole after the check failed')
+  t.ok((await readFile(join(work, 'big.bin'))).equals(old), "the sender's bytes")
 })
 
 t.test('a file that grows on the sender after it was listed is asked for again, with its list, and arrives as it is now', async (t) => {

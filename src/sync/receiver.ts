@@ -940,8 +940,10 @@ class Receiver {
     if (!this.d.options.dryRun) {
       const abs = await this.#abs(e.path)
       await setMetadata(abs, { ...(cur.mode !== e.mode && { mode: e.mode }), ...(!sameTime && { mtimeMs: e.mtimeMs }) })
-      const rec = digest === undefined ? undefined : this.#files.known(e.path)
-      await this.#record(e.path, abs, digest, rec)
+      // Its chunks only if they are of these bytes (a record of the walk's size and mtime may be
+      // of other content, when the file changed keeping both).
+      const known = digest === undefined ? undefined : this.#files.known(e.path)
+      await this.#record(e.path, abs, digest, known?.digest === digest ? known : undefined)
     }
     this.#event({ path: e.path, action: 'meta', size: e.size }, id)
   }
@@ -1423,10 +1425,29 @@ class Receiver {
         for (let r = await it.next(); r.done !== true; r = await it.next()) yield r.value
       })()
     }
+    // The file must be the one the walk found, and stay so while it is hashed: one rewritten
+    // meanwhile would be stamped with the sender's time and then pass every quick check.
+    const mismatch = (): DsyncError => new DsyncError('DIGEST_MISMATCH', `${t.entry.path}: matched whole in place, yet not the sender's file: asked for whole`)
+    const cur = t.current!
+    const stamp = async (): Promise<string> => {
+      const st = await lstat(abs)
+      if (st.size !== cur.size || !sameMtime(st.mtimeMs, cur.mtimeMs)) throw mismatch()
+      return `${st.ino}:${st.ctimeMs}`
+    }
+    const before = await stamp()
     const h = new FileDigester()
     for await (const b of openFileSource(abs, { signal: this.#signal, noFollow: true })) h.update(b)
-    if (h.digest() !== digest) throw new DsyncError('DIGEST_MISMATCH', `${t.entry.path}: matched whole in place, yet another file: asked for whole`)
-    await this.#sameContent(t.entry, t.current!, digest, t.id)
+    if (h.digest() !== digest || (await stamp()) !== before) throw mismatch()
+    try {
+      // Its time (and mode) first: a file this side may replace but not touch (another user's,
+      // in a shared directory) is then written as any other, which needs only the directory.
+      await setMetadata(abs, { ...(cur.mode !== t.entry.mode && { mode: t.entry.mode }), mtimeMs: t.entry.mtimeMs })
+    } catch (err) {
+      const code = ((isDsyncError(err) ? err.cause : err) as NodeJS.ErrnoException | undefined)?.code
+      if (code === 'EPERM' || code === 'EACCES') return (async function* () { yield* head })()
+      throw err
+    }
+    await this.#sameContent(t.entry, cur, digest, t.id)
     this.#settle(t)
     return true
   }

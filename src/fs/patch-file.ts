@@ -17,7 +17,8 @@ export async function patchFile(
   opts: AtomicWriteOptions & { noFollow?: boolean; expect?: ExpectedTarget; ownedDelta?: boolean } = {},
 ): Promise<AppliedDelta> {
   const noFollow = opts.noFollow === true
-  const seed = seedPath === null ? null : typeof seedPath === 'string' ? await openSeedReader(seedPath, { noFollow }) : await openSeedsReader(seedPath, { noFollow })
+  // applyDelta keeps a read no longer than until the call after next: the reader may reuse them.
+  const seed = seedPath === null ? null : typeof seedPath === 'string' ? await openSeedReader(seedPath, { noFollow, reuse: true }) : await openSeedsReader(seedPath, { noFollow })
   try {
     const sizeHint = opts.sizeHint ?? opts.expect?.size
     return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect, ownedInput: opts.ownedDelta === true }), {

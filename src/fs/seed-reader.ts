@@ -3,13 +3,19 @@ import { DsyncError } from '../errors.js'
 import { fsError } from './fs-error.js'
 import { openRegular } from './open-regular.js'
 
+/** Reads of at most this size go into one of two buffers the reader keeps (`reuse`). */
+const REUSED_READ_BYTES = 1024 * 1024
+
 /**
  * Opens a regular file for random reads by applyDelta. The file stays open (and readable even
  * if renamed over, as patching in place does) until `close()`. A read that finds the file
  * shorter than when it was opened throws IO: the seed changed under us. `noFollow`: refuse a
- * symlink at `path` (see openRegular).
+ * symlink at `path` (see openRegular). `reuse`: reads of up to 1 MiB go into two buffers in
+ * turn, so a result is valid until the call after next (SeedReader's contract, which applyDelta
+ * keeps): rebuilding 1 GiB allocated 1 GiB of buffers otherwise, ~0.15–0.2 s of its garbage
+ * collection here. Without it, each read gets a new buffer, which the caller may keep.
  */
-export async function openSeedReader(path: string, opts: { noFollow?: boolean } = {}): Promise<SeedReader & { close(): Promise<void> }> {
+export async function openSeedReader(path: string, opts: { noFollow?: boolean; reuse?: boolean } = {}): Promise<SeedReader & { close(): Promise<void> }> {
   const handle = await openRegular(path, { noFollow: opts.noFollow === true })
   let size: number
   try {
@@ -18,10 +24,18 @@ export async function openSeedReader(path: string, opts: { noFollow?: boolean } 
     await handle.close()
     throw fsError(err, path, 'read it')
   }
+  const reused = opts.reuse === true ? [new Uint8Array(0), new Uint8Array(0)] : undefined
+  let turn = 0
+  const bufferFor = (length: number): Uint8Array => {
+    if (reused === undefined || length > REUSED_READ_BYTES) return new Uint8Array(length)
+    turn ^= 1
+    if (reused[turn]!.length < length) reused[turn] = new Uint8Array(Math.min(REUSED_READ_BYTES, Math.max(length, 2 * reused[turn]!.length)))
+    return reused[turn]!.subarray(0, length)
+  }
   return {
     size,
     async read(offset: number, length: number): Promise<Uint8Array> {
-      const out = new Uint8Array(length)
+      const out = bufferFor(length)
       for (let got = 0; got < length; ) {
         let n: number
         try {

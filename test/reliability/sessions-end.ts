@@ -90,3 +90,27 @@ t.test('a puller that vanishes mid-pull does not hold the tree', async (t) => {
     })
   }
 })
+
+t.test('a pusher that vanishes during a direct exchange (a large file changed in place, §4.12) does not hold the tree', async (t) => {
+  const HUGE = 66 * 1024 * 1024
+  const hugeOld = randomBytes(9, HUGE)
+  const home = await tempTree(t, { 'huge.bin': hugeOld, ...smallFiles(200) })
+  const template = await pushedTemplate(t, home)
+  const hugeNew = Buffer.from(hugeOld)
+  hugeNew.set(randomBytes(10, 4096), 40 * 1024 * 1024)
+  const hostile = await tempTree(t, { 'huge.bin': hugeNew, ...smallFiles(200) })
+  const cuts: { what: string; when: Parameters<typeof cutPush>[2] }[] = [
+    { what: 'its direct want (server computing the signature)', when: { received: 'want' } },
+    { what: 'the plan arrived', when: { received: 'plan' } },
+    { what: 'the first match list', when: { sent: 'matches' } },
+    { what: 'the delta began', when: { sent: 'data' } },
+  ]
+  let round = 100
+  for (const { what, when } of cuts) {
+    await t.test(`vanish after ${what}`, async (t) => {
+      const { url, work } = await serverOnCopy(t, template)
+      await within(HOSTILE_MS, `hostile push up to ${what}`, cutPush(hostile, url, when))
+      await legitPush(t, home, work, url, ++round, `a pusher vanished after ${what}`)
+    })
+  }
+})

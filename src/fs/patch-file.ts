@@ -1,6 +1,6 @@
 import { applyDelta, type AppliedDelta, type ExpectedTarget } from '../delta/index.js'
 import { writeAtomically, type AtomicWriteOptions } from './atomic-write.js'
-import { openSeedReader, openSeedsReader } from './seed-reader.js'
+import { openSeedsReader } from './seed-reader.js'
 
 /**
  * Rebuilds `outPath` from a seed file and a delta: applyDelta into writeAtomically, so the target
@@ -18,7 +18,7 @@ export async function patchFile(
 ): Promise<AppliedDelta> {
   const noFollow = opts.noFollow === true
   // applyDelta keeps a read no longer than until the call after next: the reader may reuse them.
-  const seed = seedPath === null ? null : typeof seedPath === 'string' ? await openSeedReader(seedPath, { noFollow, reuse: true }) : await openSeedsReader(seedPath, { noFollow })
+  const seed = seedPath === null ? null : await openSeedsReader(typeof seedPath === 'string' ? [seedPath] : seedPath, { noFollow, reuse: true })
   try {
     const sizeHint = opts.sizeHint ?? opts.expect?.size
     return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect, ownedInput: opts.ownedDelta === true }), {

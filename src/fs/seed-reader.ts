@@ -6,6 +6,19 @@ import { openRegular } from './open-regular.js'
 /** Reads of at most this size go into one of two buffers the reader keeps (`reuse`). */
 const REUSED_READ_BYTES = 1024 * 1024
 
+/** Where each read goes: a new buffer, or (`reuse`) one of two in turn, up to REUSED_READ_BYTES. */
+function readBuffers(reuse: boolean): (length: number) => Uint8Array {
+  if (!reuse) return (length) => new Uint8Array(length)
+  const two = [new Uint8Array(0), new Uint8Array(0)]
+  let turn = 0
+  return (length) => {
+    if (length > REUSED_READ_BYTES) return new Uint8Array(length)
+    turn ^= 1
+    if (two[turn]!.length < length) two[turn] = new Uint8Array(Math.min(REUSED_READ_BYTES, Math.max(length, 2 * two[turn]!.length)))
+    return two[turn]!.subarray(0, length)
+  }
+}
+
 /**
  * Opens a regular file for random reads by applyDelta. The file stays open (and readable even
  * if renamed over, as patching in place does) until `close()`. A read that finds the file
@@ -24,14 +37,7 @@ export async function openSeedReader(path: string, opts: { noFollow?: boolean; r
     await handle.close()
     throw fsError(err, path, 'read it')
   }
-  const reused = opts.reuse === true ? [new Uint8Array(0), new Uint8Array(0)] : undefined
-  let turn = 0
-  const bufferFor = (length: number): Uint8Array => {
-    if (reused === undefined || length > REUSED_READ_BYTES) return new Uint8Array(length)
-    turn ^= 1
-    if (reused[turn]!.length < length) reused[turn] = new Uint8Array(Math.min(REUSED_READ_BYTES, Math.max(length, 2 * reused[turn]!.length)))
-    return reused[turn]!.subarray(0, length)
-  }
+  const bufferFor = readBuffers(opts.reuse === true)
   return {
     size,
     async read(offset: number, length: number): Promise<Uint8Array> {
@@ -55,17 +61,19 @@ export async function openSeedReader(path: string, opts: { noFollow?: boolean; r
 /**
  * Several seed files read as one: their bytes one after another, as a delta from several seeds
  * addresses them (a file made of pieces of two files copies from both: DESIGN.md "Decision").
- * One path is openSeedReader's own reader.
+ * One path is openSeedReader's own reader. `reuse` as openSeedReader's.
  */
-export async function openSeedsReader(paths: readonly string[], opts: { noFollow?: boolean } = {}): Promise<SeedReader & { close(): Promise<void> }> {
+export async function openSeedsReader(paths: readonly string[], opts: { noFollow?: boolean; reuse?: boolean } = {}): Promise<SeedReader & { close(): Promise<void> }> {
   if (paths.length === 1) return openSeedReader(paths[0]!, opts)
   const parts: (SeedReader & { close(): Promise<void> })[] = []
   try {
-    for (const p of paths) parts.push(await openSeedReader(p, opts))
+    // A part's read is copied out at once: its buffers may be reused whatever `reuse` says.
+    for (const p of paths) parts.push(await openSeedReader(p, { ...opts, reuse: true }))
   } catch (err) {
     await Promise.all(parts.map((r) => r.close()))
     throw err
   }
+  const bufferFor = readBuffers(opts.reuse === true)
   const starts: number[] = []
   let size = 0
   for (const r of parts) {
@@ -75,7 +83,7 @@ export async function openSeedsReader(paths: readonly string[], opts: { noFollow
   return {
     size,
     async read(offset: number, length: number): Promise<Uint8Array> {
-      const out = new Uint8Array(length)
+      const out = bufferFor(length)
       for (let got = 0; got < length; ) {
         const at = offset + got
         let i = parts.length - 1

@@ -26,7 +26,7 @@ import { WINDOWED_PROBE_BYTES } from './probe.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import { peerReadsWindows, peerTakesDirect, type RoleDeps } from './session.js'
+import { peerReadsWindows, speaksDirect, type RoleDeps } from './session.js'
 import { parentDir, sameSummary, TreeSummary } from './tree-summary.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
@@ -196,6 +196,9 @@ interface Transfer {
   senderGaveUp?: boolean
   /** its `dataEnd` came */
   dataEnded?: boolean
+  /** given up here during its rounds (`refine.cancel` sent): the `dataEnd` that answers it says
+   *  nothing of the sender */
+  cancelled?: boolean
   /** planned direct, and its last match list copies its old version whole, in place */
   identical?: boolean
   /** asked for a probe first (a new path: #probed); then whether it came, and whether the
@@ -387,7 +390,7 @@ class Receiver {
         const t = this.#streaming(msg.id)
         t?.queue?.end()
         if (t !== undefined) t.dataEnded = true
-        if (t !== undefined && t.dataSeen !== true && t.changedOnSender !== true) t.senderGaveUp = true
+        if (t !== undefined && t.dataSeen !== true && t.changedOnSender !== true && t.cancelled !== true) t.senderGaveUp = true
         // Ended before its refined exchange did: the sender could not read the file (it said
         // why in a notice), or it changed as it was read (SOURCE_CHANGED: asked for again).
         t?.matches?.close(t.changedOnSender === true
@@ -812,7 +815,7 @@ class Receiver {
    */
   #wantDirect(e: FileEntry, cur: TreeEntry | undefined): boolean {
     if (cur?.kind !== 'file' || e.digest !== undefined || e.size < DIRECT_MIN_BYTES || cur.size < REFINE_MIN_SEED_BYTES) return false
-    if (this.d.options.dryRun || !peerTakesDirect(this.d)) return false
+    if (this.d.options.dryRun || !speaksDirect(this.d)) return false
     const base = this.d.baseOf !== undefined ? this.d.baseOf(e.path) : this.d.store.getBase(e.path)
     return this.d.options.force || isBase({ size: cur.size, mtimeMs: cur.mtimeMs }, base)
   }
@@ -1207,6 +1210,7 @@ class Receiver {
         t.bundled = false
         t.dataEnded = false
         t.senderGaveUp = false
+        t.cancelled = false
         t.identical = false
         // A trial was decided on a refined exchange (#decideAndFetch): it runs one whatever
         // the seed became since, or the threshold would never be applied to it.
@@ -1334,7 +1338,14 @@ class Receiver {
     const signal = this.#signal
     // With no chunk lists (want.direct) nothing says how many regions changed.
     const b1 = t.direct === true ? blockSizeForUnknownChange(size) : blockSizeForRefinement(size, Math.max(1, regions))
-    const signature = encodeSignature(await computeSignature(openFilesSource(seedAbs, { signal, noFollow: true }), { size, blockSize: b1, signal }))
+    const sig = await computeSignature(openFilesSource(seedAbs, { signal, noFollow: true }), { size, blockSize: b1, signal })
+    // The seed changed here since the walk (a local process writes it): the sender's match list
+    // would be for another seed size, which is the sender's error; this is this side's file.
+    // Asked for again with its list, it then meets the conflict check as any other.
+    if (sig.seedSize !== size) {
+      throw new DsyncError('SOURCE_CHANGED', `${t.entry.path}: its seed changed on this side while it was read (${sig.seedSize} bytes, ${size} when listed)`, { path: t.entry.path })
+    }
+    const signature = encodeSignature(sig)
     t.matches = new Mailbox(signal, 'match list')
     const seed = await openSeedsReader(seedAbs, { noFollow: true })
     try {
@@ -1345,7 +1356,10 @@ class Receiver {
         // Given up here (it changed on the sender, or this side failed): the sender's side of
         // the exchange ends too, or its worker would wait for a round that never comes. An
         // older sender takes a nil signature instead; its delta is dropped (the file is settled).
-        if (t.dataEnded !== true && !signal.aborted) this.#out.post({ t: 'refine', id: t.id, signature: null, ...(peerTakesDirect(this.d) && { cancel: true }) })
+        if (t.dataEnded !== true && !signal.aborted) {
+          t.cancelled = true
+          this.#out.post({ t: 'refine', id: t.id, signature: null, ...(speaksDirect(this.d) && { cancel: true }) })
+        }
         throw err
       }
     } finally {

@@ -20,7 +20,7 @@ import { PROBE_KEYS, probeKeys, probeWindows, windowedProbeKeys } from './probe.
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import { peerReadsWindows, peerTakesFastCheck, type RoleDeps } from './session.js'
+import { peerReadsWindows, peerTakesFastCheck, speaksDirect, type RoleDeps } from './session.js'
 
 /** Everything the sender role needs, given by the flow (push on the client, pull on the server). */
 export interface SenderDeps extends RoleDeps {
@@ -297,10 +297,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
    * in its holes, at their offsets.
    */
   const refinedDelta = async (id: number, path: string, sig: Signature, source: AsyncIterable<Uint8Array> | Uint8Array[], kept: Uint8Array | undefined, known: KnownTarget) => {
+    // The receiver's `done` came while this file waited to start (for its prehash): it is over.
+    if (receiverDone) throw giveUp(id, 'the receiver ended the session')
     const rounds = new Mailbox<Extract<Message, { t: 'refine' }>>(signal, 'refine')
     refining.set(id, rounds)
-    // The receiver's `done` came while this file waited to start (for its prehash): it is over.
-    if (receiverDone) rounds.close(giveUp(id, 'the receiver ended the session'))
     const reader = kept !== undefined ? memoryReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true })
     try {
       const stream = Array.isArray(source) ? (async function* () { yield* source })() : source
@@ -437,7 +437,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         await channel.send({ t: 'dataEnd', id: plan.id })
         return
       }
-      await fileFailed(err, plan.id, path, unlisted, sentAny, sentAny || plan.refine === true)
+      // (A receiver before version 7 waits for matches whatever comes: it is told nothing more.)
+      await fileFailed(err, plan.id, path, unlisted, sentAny, sentAny || (plan.refine === true && speaksDirect(d)))
     }
     await channel.send({ t: 'dataEnd', id: plan.id })
     // A file with no list that sent nothing is dropped quietly by the receiver: no result.

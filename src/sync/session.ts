@@ -37,9 +37,10 @@ export function peerTakesFastCheck(d: Pick<RoleDeps, 'version'>): boolean {
   return (d.version ?? PROTOCOL_VERSION) >= FAST_CHECK_PROTOCOL_VERSION
 }
 
-/** Whether the peer of a session, as sender, takes `want.direct` (§4.12): version 7 on, or this
+/** Whether the session speaks version 7 (§4.12): a sender takes `want.direct` and
+ *  `refine.cancel`, and a receiver ends a refined exchange at a `dataEnd`. Version 7 on, or this
  *  build's own when the version is not known. */
-export function peerTakesDirect(d: Pick<RoleDeps, 'version'>): boolean {
+export function speaksDirect(d: Pick<RoleDeps, 'version'>): boolean {
   return (d.version ?? PROTOCOL_VERSION) >= DIRECT_PROTOCOL_VERSION
 }
 

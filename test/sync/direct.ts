@@ -4,6 +4,7 @@
  * sender whose file changes or goes in between.
  */
 import t, { type Test } from 'tap'
+import { appendFileSync } from 'node:fs'
 import { appendFile, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { digestBytes } from '../../src/hash/index.js'
@@ -204,6 +205,24 @@ t.test('a file that grows on the sender after it was listed is asked for again, 
   t.same(wants(p).map((w) => w.direct === true), [true, false], 'direct, then again with its list')
   t.ok((await readFile(join(work, 'big.bin'))).equals(await readFile(join(home, 'big.bin'))), 'written as it is now')
   t.match(p.report.events.filter((x) => x.path === 'big.bin'), [{ action: 'delta' }], 'one event for it: written')
+})
+
+t.test('a receiver whose own copy grows after its walk gives the direct plan up (not the session) and keeps that copy as a conflict copy', async (t) => {
+  const { home, work } = await synced(t)
+  const now = edited(old, 89)
+  await writeFile(join(home, 'big.bin'), now)
+  const local = randomBytes(90, 5000)
+  const p = await pushOnce(home, work, {
+    onWant: async (w) => {
+      // Synchronously, before the receiver's signature reads the file (a local writer).
+      if (w.direct === true) appendFileSync(join(work, 'big.bin'), local)
+    },
+  })
+  t.same(wants(p).map((w) => w.direct === true), [true, false], 'direct, then again with its list')
+  const e = p.report.events.find((x) => x.path === 'big.bin')
+  t.match(e, { action: 'conflict' }, 'changed on both sides: a conflict')
+  t.ok((await readFile(join(work, 'big.bin'))).equals(now), "the sender's version written")
+  t.ok((await readFile(join(work, e!.conflictCopy!))).equals(Buffer.concat([old, local])), "this side's grown copy kept beside it")
 })
 
 t.test('a file gone from the sender after it was listed: the session ends, and the receiver keeps its version', async (t) => {

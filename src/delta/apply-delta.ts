@@ -1,6 +1,6 @@
 import { decompressFrame } from '../compress/index.js'
 import { DsyncError, ensureData } from '../errors.js'
-import { FileDigester, newStreamChecker, STREAM_CHECK_BYTES, WorkerDigester, type FileDigest, type StreamChecker } from '../hash/index.js'
+import { FileDigester, newStreamChecker, STREAM_CHECK_BYTES, type FileDigest, type StreamChecker } from '../hash/index.js'
 import { DELTA_MAGIC, DELTA_VERSION, DELTA_VERSION_FAST_CHECK, DIGEST_BYTES, MAX_FRAME_RAW, MAX_FRAME_STORED, OP } from './delta-format.js'
 import { unzigzag } from './bytes.js'
 import { StreamReader } from './stream-reader.js'
@@ -22,10 +22,6 @@ export interface ByteSink {
 /** Seed bytes are read, and target bytes written, in pieces of at most this size. */
 const IO_PIECE = 1024 * 1024
 
-/** Targets expected to be at least this large are hashed on a worker thread (WorkerDigester):
- *  below it the thread's start (once) and the copies are not worth it. */
-const OFF_THREAD_DIGEST_BYTES = 64 * 1024 * 1024
-
 /** Gathers small writes into one buffer: a delta of many short ops would otherwise cost one
  *  write call each. */
 class BufferedSink {
@@ -34,12 +30,11 @@ class BufferedSink {
   #buf = new Uint8Array(16 * 1024)
   #len = 0
   size = 0
-  /** `digester`: the target's SHA-256 (format version 1: here, or on a worker thread for a large
-   *  target) or XXH3-128 (version 2), as written */
+  /** `digester`: the target's SHA-256 (format version 1) or XXH3-128 (version 2), as written */
   constructor(
     readonly sink: ByteSink,
     private readonly maxSize: number,
-    readonly digester: FileDigester | WorkerDigester | StreamChecker,
+    readonly digester: FileDigester | StreamChecker,
   ) {}
 
   async write(bytes: Uint8Array): Promise<void> {
@@ -53,12 +48,11 @@ class BufferedSink {
       // MiB each), a new 1 GiB file's receiver spent a third of its time waiting on one or the
       // other. `bytes` is not touched until both are done.
       const written = this.sink.write(bytes)
-      const hashed = this.digester.update(bytes)
+      this.digester.update(bytes)
       await written
-      await hashed
       return
     }
-    await this.digester.update(bytes)
+    this.digester.update(bytes)
     if (this.#len + bytes.length > this.#buf.length) {
       // Grow while the result fits in IO_PIECE; else flush first. bytes < IO_PIECE / 2 here, so
       // after a flush it always fits a buffer grown to at least its length. (Growing alone
@@ -160,17 +154,7 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
       throw new DsyncError('BAD_DATA', `wrong seed: the delta was made against a seed of ${seedSize} bytes, this one has ${seed.size}`)
     }
   }
-  // A large target's SHA-256 on a worker thread: it was ~2/3 of the rebuild's CPU (1 GiB: 0.6 of
-  // ~0.95 s), with a core idle beside it.
-  const digester = fast ? await newStreamChecker() : (expect?.size ?? 0) >= OFF_THREAD_DIGEST_BYTES ? new WorkerDigester() : new FileDigester()
-  try {
-    return await applyOps(r, seed, seedSize, new BufferedSink(sink, expect?.size ?? Number.MAX_SAFE_INTEGER, digester), signal, fast, owned)
-  } finally {
-    if (digester instanceof WorkerDigester) digester.drop() // (a no-op once it gave its digest)
-  }
-}
-
-async function applyOps(r: StreamReader, seed: SeedReader | null, seedSize: number, out: BufferedSink, signal: AbortSignal | undefined, fast: boolean, owned: boolean): Promise<AppliedDelta> {
+  const out = new BufferedSink(sink, expect?.size ?? Number.MAX_SAFE_INTEGER, fast ? await newStreamChecker() : new FileDigester())
   let frame: Uint8Array = new Uint8Array(0)
   let framePos = 0
   let prevCopyEnd = 0
@@ -229,7 +213,7 @@ async function applyOps(r: StreamReader, seed: SeedReader | null, seedSize: numb
       if (size !== out.size) {
         throw new DsyncError('BAD_DATA', `delta is corrupted: it rebuilt ${out.size} bytes, its trailer says ${size}`)
       }
-      const got = await out.digester.digest()
+      const got = out.digester.digest()
       if (typeof got === 'string' ? got !== check.toString('hex') : !check.equals(got)) {
         const what = fast ? 'XXH3-128' : 'SHA-256'
         throw new DsyncError('DIGEST_MISMATCH', `the rebuilt file does not match the ${what} the delta carries (wrong seed, or a corrupted delta or seed)`)

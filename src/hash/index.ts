@@ -10,7 +10,6 @@ export {
   parseFingerprint,
 } from './fingerprint.js'
 export { type FileDigest, FileDigester, digestBytes, digestStream, parseFileDigest, sha256OfStrings } from './file-digest.js'
-export { WorkerDigester } from './worker-digester.js'
 export { STREAM_CHECK_BYTES, type StreamChecker, newStreamChecker, streamCheckerOrNone } from './stream-check.js'
 export { rollingSum, rollSum } from './rolling-sum.js'
 export { hmacSha256, sha256Small, macEquals, randomHex, randomToken } from './hmac.js'

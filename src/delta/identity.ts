@@ -1,9 +1,10 @@
 import type { FileDigest } from '../types.js'
-import { ByteReader } from './bytes.js'
-import { DELTA_MAGIC, DELTA_VERSION, DIGEST_BYTES, OP } from './delta-format.js'
+import { MAX_VARINT_BYTES, openFormat } from './bytes.js'
+import { DELTA_MAGIC, DIGEST_BYTES, DELTA_VERSION, OP } from './delta-format.js'
 
-/** The most bytes a delta that copies its whole seed in place takes (header, one copy, end). */
-export const IDENTITY_DELTA_MAX_BYTES = DELTA_MAGIC.length + 1 + 8 + 1 + 1 + 8 + 1 + 8 + DIGEST_BYTES
+/** The most bytes a delta that copies its whole seed in place takes: magic and version, the
+ *  seed's size, COPY (op, offset 0 in one byte, length), END (op, size) and the digest. */
+export const IDENTITY_DELTA_MAX_BYTES = DELTA_MAGIC.length + 1 + MAX_VARINT_BYTES + (1 + 1 + MAX_VARINT_BYTES) + (1 + MAX_VARINT_BYTES) + DIGEST_BYTES
 
 /**
  * The SHA-256 a delta ends with when it rebuilds its seed exactly: one copy of the whole seed at
@@ -12,11 +13,9 @@ export const IDENTITY_DELTA_MAX_BYTES = DELTA_MAGIC.length + 1 + 8 + 1 + 1 + 8 +
  * receiver checks its own file against the digest instead of writing a copy of it.
  */
 export function identityDigest(delta: Uint8Array): FileDigest | undefined {
-  if (delta.length > IDENTITY_DELTA_MAX_BYTES || !DELTA_MAGIC.every((m, i) => delta[i] === m)) return undefined
-  const r = new ByteReader(delta, 'delta')
-  r.pos = DELTA_MAGIC.length
+  if (delta.length > IDENTITY_DELTA_MAX_BYTES) return undefined
   try {
-    if (r.u8() !== DELTA_VERSION) return undefined
+    const r = openFormat(delta, DELTA_MAGIC, DELTA_VERSION, 'delta')
     const seedSize = r.varint()
     // COPY's offset is a zigzag varint from the last copy's end (0 here): 0 is offset 0.
     if (seedSize === 0 || r.u8() !== OP.COPY || r.varint() !== 0 || r.varint() !== seedSize) return undefined

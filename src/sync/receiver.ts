@@ -7,7 +7,7 @@ import {
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
-  asFileError, fsError, openFileSource, openFilesSource, openSeedsReader, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX,
+  asFileError, fsError, openFileSource, openFilesSource, openSeedsReader, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX, unchangedWhileRead,
   writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
@@ -123,6 +123,12 @@ function sourceChanged(err: unknown, seed: string | null): boolean {
  *  (#recordImplied): ~10 ms of lmdb reads here, so other sessions' sockets are not kept waiting. */
 const IMPLIED_BATCH = 8192
 
+/** Its data ended with none sent, neither for a change on the sender (its notice) nor in answer
+ *  to a cancel from here: the sender could not read the file. */
+function senderGaveUp(t: Transfer): boolean {
+  return t.dataEnded === true && t.dataSeen !== true && t.changedOnSender !== true && t.cancelled !== true
+}
+
 /** Sent whole after a probe that found nothing: no list came, and none was asked for. */
 function wholeAfterProbe(t: Transfer): boolean {
   return t.probeAnswered === true && t.listAsked !== true
@@ -192,8 +198,6 @@ interface Transfer {
   whole?: boolean
   /** planned at once against its old version here, with no chunk list (#wantDirect) */
   direct?: boolean
-  /** its data ended with none sent, not for a change on the sender: it could not read the file */
-  senderGaveUp?: boolean
   /** its `dataEnd` came */
   dataEnded?: boolean
   /** given up here during its rounds (`refine.cancel` sent): the `dataEnd` that answers it says
@@ -390,7 +394,6 @@ class Receiver {
         const t = this.#streaming(msg.id)
         t?.queue?.end()
         if (t !== undefined) t.dataEnded = true
-        if (t !== undefined && t.dataSeen !== true && t.changedOnSender !== true && t.cancelled !== true) t.senderGaveUp = true
         // Ended before its refined exchange did: the sender could not read the file (it said
         // why in a notice), or it changed as it was read (SOURCE_CHANGED: asked for again).
         t?.matches?.close(t.changedOnSender === true
@@ -1209,7 +1212,6 @@ class Receiver {
         t.dataSeen = false
         t.bundled = false
         t.dataEnded = false
-        t.senderGaveUp = false
         t.cancelled = false
         t.identical = false
         // A trial was decided on a refined exchange (#decideAndFetch): it runs one whatever
@@ -1295,7 +1297,7 @@ class Receiver {
       // `notice` (as a chunk list without a digest says it); planned at once, its exchange ended so.
       // (A direct file asked for again whole, after a delta that did not match, is not: the
       // sender reports that failure as any listed file's.)
-      const sentNothing = cameWithoutList(t) && t.dataSeen !== true && (t.direct !== true || (t.senderGaveUp === true && !t.retried))
+      const sentNothing = cameWithoutList(t) && t.dataSeen !== true && (t.direct !== true || (senderGaveUp(t) && !t.retried))
       if (sentNothing && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
         // A weak-sum false match, or the seed changed under us: the whole file always works.
@@ -1440,18 +1442,18 @@ class Receiver {
       })()
     }
     // The file must be the one the walk found, and stay so while it is hashed: one rewritten
-    // meanwhile would be stamped with the sender's time and then pass every quick check.
+    // meanwhile would be stamped with the sender's time and then pass every quick check. Unchanged
+    // while read and the walk's size and mtime after, it was the walk's before too.
     const mismatch = (): DsyncError => new DsyncError('DIGEST_MISMATCH', `${t.entry.path}: matched whole in place, yet not the sender's file: asked for whole`)
     const cur = t.current!
-    const stamp = async (): Promise<string> => {
-      const st = await lstat(abs)
-      if (st.size !== cur.size || !sameMtime(st.mtimeMs, cur.mtimeMs)) throw mismatch()
-      return `${st.ino}:${st.ctimeMs}`
-    }
-    const before = await stamp()
     const h = new FileDigester()
-    for await (const b of openFileSource(abs, { signal: this.#signal, noFollow: true })) h.update(b)
-    if (h.digest() !== digest || (await stamp()) !== before) throw mismatch()
+    try {
+      for await (const b of unchangedWhileRead(openFileSource(abs, { signal: this.#signal, noFollow: true }), abs, t.entry.path)) h.update(b)
+    } catch (err) {
+      throw isDsyncError(err, 'SOURCE_CHANGED') ? mismatch() : err
+    }
+    const st = await lstat(abs)
+    if (h.digest() !== digest || st.size !== cur.size || !sameMtime(st.mtimeMs, cur.mtimeMs)) throw mismatch()
     try {
       // Its time (and mode) first: a file this side may replace but not touch (another user's,
       // in a shared directory) is then written as any other, which needs only the directory.

@@ -33,6 +33,19 @@ async function legitPush(t: Test, home: string, work: string, url: string, round
   t.same(await tempLeftovers(work), [], `no temp files on the server after ${what} and one good push`)
 }
 
+/** For each cut, a fresh server on `template` and a pusher of `hostile` that vanishes there;
+ *  then a legitimate push of `home` must finish and leave the trees equal. */
+async function pushersVanishing(t: Test, home: string, hostile: string, template: string, cuts: readonly { what: string; when: Parameters<typeof cutPush>[2] }[], firstRound: number): Promise<void> {
+  let round = firstRound
+  for (const { what, when } of cuts) {
+    await t.test(`vanish after ${what}`, async (t) => {
+      const { url, work } = await serverOnCopy(t, template)
+      await within(HOSTILE_MS, `hostile push up to ${what}`, cutPush(hostile, url, when))
+      await legitPush(t, home, work, url, ++round, `a pusher vanished after ${what}`)
+    })
+  }
+}
+
 t.test('a pusher that vanishes after each message type does not hold the tree', async (t) => {
   const bigOld = randomBytes(7, BIG)
   const home = await tempTree(t, { 'big.bin': bigOld, ...smallFiles(100) })
@@ -54,14 +67,7 @@ t.test('a pusher that vanishes after each message type does not hold the tree', 
     { what: 'the fifth data frame', when: { sent: 'data', nth: 5 } },
     { what: 'dataEnd', when: { sent: 'dataEnd' } },
   ]
-  let round = 0
-  for (const { what, when } of cuts) {
-    await t.test(`vanish after ${what}`, async (t) => {
-      const { url, work } = await serverOnCopy(t, template)
-      await within(HOSTILE_MS, `hostile push up to ${what}`, cutPush(hostile, url, when))
-      await legitPush(t, home, work, url, ++round, `a pusher vanished after ${what}`)
-    })
-  }
+  await pushersVanishing(t, home, hostile, template, cuts, 0)
 })
 
 t.test('a puller that vanishes mid-pull does not hold the tree', async (t) => {
@@ -105,12 +111,5 @@ t.test('a pusher that vanishes during a direct exchange (a large file changed in
     { what: 'the first match list', when: { sent: 'matches' } },
     { what: 'the delta began', when: { sent: 'data' } },
   ]
-  let round = 100
-  for (const { what, when } of cuts) {
-    await t.test(`vanish after ${what}`, async (t) => {
-      const { url, work } = await serverOnCopy(t, template)
-      await within(HOSTILE_MS, `hostile push up to ${what}`, cutPush(hostile, url, when))
-      await legitPush(t, home, work, url, ++round, `a pusher vanished after ${what}`)
-    })
-  }
+  await pushersVanishing(t, home, hostile, template, cuts, 200)
 })

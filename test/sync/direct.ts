@@ -90,6 +90,27 @@ async function synced(t: Test): Promise<{ home: string; work: string }> {
   return { home, work }
 }
 
+/** home and work after a first push of a 2 MB file, mid.bin (over 1 MiB: not kept in memory from
+ *  its list; under 64 MiB: listed, not direct), then edited at home. */
+async function syncedMid(t: Test, seed: number): Promise<{ home: string; work: string; before: Uint8Array }> {
+  const before = randomBytes(seed, 2_000_000)
+  const home = await tempTree(t, { 'mid.bin': before })
+  const work = await tempTree(t)
+  await pushOnce(home, work)
+  await writeFile(join(home, 'mid.bin'), edited(before, seed + 1))
+  return { home, work, before }
+}
+
+/** `fn` on the first call only: a hook that runs once however often its message goes. */
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let done = false
+  return async () => {
+    if (done) return
+    done = true
+    await fn()
+  }
+}
+
 const wants = (p: Pushed): Extract<Message, { t: 'want' }>[] => p.fromReceiver.filter((m): m is Extract<Message, { t: 'want' }> => m.t === 'want')
 
 t.test('a large file changed in place goes as a delta from its old version with no chunk list, measured by its matches, and is filed by its SHA-256', async (t) => {
@@ -179,14 +200,7 @@ t.test('a file matched whole in place that is not the same after all (this side 
   const later = new Date(Date.now() + 60_000)
   await utimes(join(home, 'big.bin'), later, later)
   // Changed here once its signature went: the rounds see the old bytes, the check the new.
-  let changed = false
-  const p = await pushOnce(home, work, {
-    onPlan: async () => {
-      if (changed) return
-      changed = true
-      await writeFile(join(work, 'big.bin'), edited(old, 88))
-    },
-  })
+  const p = await pushOnce(home, work, { onPlan: once(() => writeFile(join(work, 'big.bin'), edited(old, 88))) })
   t.ok(p.fromReceiver.some((m) => m.t === 'plan' && m.method === 'whole'), 'asked for whole after the check failed')
   t.ok((await readFile(join(work, 'big.bin'))).equals(old), "the sender's bytes")
 })
@@ -194,12 +208,10 @@ t.test('a file matched whole in place that is not the same after all (this side 
 t.test('a file that grows on the sender after it was listed is asked for again, with its list, and arrives as it is now', async (t) => {
   const { home, work } = await synced(t)
   await writeFile(join(home, 'big.bin'), edited(old, 78))
-  let grown = false
+  const grow = once(() => appendFile(join(home, 'big.bin'), randomBytes(79, 5000)))
   const p = await pushOnce(home, work, {
     onWant: async (w) => {
-      if (w.direct !== true || grown) return
-      grown = true
-      await appendFile(join(home, 'big.bin'), randomBytes(79, 5000))
+      if (w.direct === true) await grow()
     },
   })
   t.same(wants(p).map((w) => w.direct === true), [true, false], 'direct, then again with its list')
@@ -243,11 +255,7 @@ t.test('a refined exchange whose file the sender can no longer read ends with an
   // A file of 2 MB changed at the same path (no direct want; over 1 MiB, so not kept in memory
   // from its list): its list goes, then its plan;
   // the file goes before the plan reaches the sender, which then has no matches to send.
-  const before = randomBytes(81, 2_000_000)
-  const home = await tempTree(t, { 'mid.bin': before })
-  const work = await tempTree(t)
-  await pushOnce(home, work)
-  await writeFile(join(home, 'mid.bin'), edited(before, 82))
+  const { home, work, before } = await syncedMid(t, 81)
   await utimes(join(home, 'mid.bin'), new Date(), new Date(Date.now() + 5000))
   const p = await pushOnce(home, work, { onPlan: () => rm(join(home, 'mid.bin')) })
   t.ok(p.fromReceiver.some((m) => m.t === 'plan' && m.refine === true), 'a refined plan went')
@@ -256,19 +264,8 @@ t.test('a refined exchange whose file the sender can no longer read ends with an
 })
 
 t.test('a file whose size changes after its chunk list went is asked for again, not taken for a broken peer', async (t) => {
-  const before = randomBytes(84, 2_000_000)
-  const home = await tempTree(t, { 'mid.bin': before })
-  const work = await tempTree(t)
-  await pushOnce(home, work)
-  await writeFile(join(home, 'mid.bin'), edited(before, 85))
-  let grown = false
-  const p = await pushOnce(home, work, {
-    onPlan: async () => {
-      if (grown) return
-      grown = true
-      await appendFile(join(home, 'mid.bin'), randomBytes(86, 15))
-    },
-  })
+  const { home, work } = await syncedMid(t, 84)
+  const p = await pushOnce(home, work, { onPlan: once(() => appendFile(join(home, 'mid.bin'), randomBytes(86, 15))) })
   t.equal(wants(p).length, 2, 'asked for twice')
   t.ok((await readFile(join(work, 'mid.bin'))).equals(await readFile(join(home, 'mid.bin'))), 'written as it is now')
 })

@@ -187,3 +187,30 @@ export async function* walkTree(root: string, opts: WalkOptions = {}): AsyncGene
     }
   }
 }
+
+/**
+ * The same walk as walkTree, a directory at a time: each directory's entries (sorted, filtered
+ * as walkTree's) with its relative path ('' the root), the directories in the order walkTree
+ * reaches them. A caller that keeps a tree in its own form (TreeListing: columns per directory)
+ * need not hold an object per entry meanwhile.
+ */
+export async function* walkDirs(root: string, opts: WalkOptions = {}): AsyncGenerator<{ dir: string; entries: readonly TreeEntry[] }> {
+  const first = await readDir(root, '', IgnoreRules.root(opts.exclude), opts)
+  if (first === undefined) return
+  yield { dir: '', entries: first.entries }
+  const stack: Frame[] = [first]
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!
+    if (top.next >= top.entries.length) {
+      stack.pop()
+      continue
+    }
+    const entry = top.entries[top.next++]!
+    if (entry.kind !== 'dir') continue
+    if (opts.signal?.aborted) throw aborted(root)
+    const frame = await readDir(root, entry.path, top.rules, opts)
+    if (frame === undefined) continue
+    yield { dir: entry.path, entries: frame.entries }
+    stack.push(frame)
+  }
+}

@@ -14,8 +14,8 @@ export interface DeleteContext {
   readonly signal: AbortSignal
   /** the receiver's tree: deleted entries are removed from it */
   readonly files: LocalFiles
-  /** paths the sender listed */
-  readonly seen: ReadonlySet<string>
+  /** whether the sender listed `path` (or a directory summary stood for it) */
+  listed(path: string): boolean
   /** paths the sender could not read: they and what is under them are not extras */
   readonly unread: ReadonlySet<string>
   /** directories known to be real: deleted ones are removed from it */
@@ -57,7 +57,8 @@ export async function deleteExtras(c: DeleteContext): Promise<void> {
       if (!p.includes('/')) return false
     }
   }
-  const unlisted = [...c.files.entries()].filter((e) => !c.seen.has(e.path) && !unread(e.path))
+  const unlisted: TreeEntry[] = []
+  for (const e of c.files.entries()) if (!c.listed(e.path) && !unread(e.path)) unlisted.push(e)
   // Nothing unlisted (a no-op): no second walk of the tree (0.5 s of a no-op of 100,000 files).
   if (unlisted.length === 0) return
   // What the ignore rules exclude is never deleted, and the rules that count are the ones in

@@ -11,25 +11,31 @@ import { TreeSummary } from './tree-summary.js'
  * change costs the listings of the directories on its path, one round trip a level.
  */
 export class ListOffer {
-  /** undefined: the list goes whole */
-  readonly #summary: TreeSummary | undefined
   /** directories offered whose answer has not come */
   readonly #offered = new Set<string>()
   /** `summary` messages not yet answered: the list is complete when none are */
   #unanswered = 0
 
-  constructor(
-    private readonly entries: readonly FileEntry[],
+  private constructor(
+    /** the list, whole; or the summaries it is offered by */
+    private readonly list: readonly FileEntry[] | TreeSummary,
     private readonly post: (m: Message) => void,
-    bySummary: boolean,
-  ) {
-    this.#summary = bySummary ? TreeSummary.of(entries) : undefined
+  ) {}
+
+  /** The list sent whole. */
+  static whole(entries: readonly FileEntry[], post: (m: Message) => void): ListOffer {
+    return new ListOffer(entries, post)
+  }
+
+  /** The list offered by the summaries of a tree: its entries, read from it as asked for. */
+  static bySummary(summary: TreeSummary, post: (m: Message) => void): ListOffer {
+    return new ListOffer(summary, post)
   }
 
   /** Sends the whole list, or offers the root. */
   start(): void {
-    if (this.#summary !== undefined) return this.#offer([''])
-    this.#list(this.entries)
+    if (this.list instanceof TreeSummary) return this.#offer([''])
+    this.#list(this.list)
     this.post({ t: 'filesEnd' })
   }
 
@@ -38,7 +44,7 @@ export class ListOffer {
   answer(paths: readonly string[]): void {
     if (this.#unanswered === 0) throw new DsyncError('BAD_MESSAGE', 'summaryWant with no summary to answer')
     this.#unanswered--
-    const summary = this.#summary! // a summary was offered: unanswered > 0
+    const summary = this.list as TreeSummary // a summary was offered: unanswered > 0
     const listed: FileEntry[] = []
     const next: string[] = []
     for (const dir of paths) {
@@ -48,7 +54,7 @@ export class ListOffer {
       for (const e of summary.children(dir)) {
         listed.push(e as FileEntry)
         // An empty directory needs no summary: listed, it has nothing under it.
-        if (e.kind === 'dir' && summary.children(e.path).length > 0) next.push(e.path)
+        if (e.kind === 'dir' && !summary.empty(e.path)) next.push(e.path)
       }
     }
     this.#list(listed)
@@ -65,7 +71,8 @@ export class ListOffer {
     for (let i = 0; i < dirs.length; i += LIMITS.maxFilesPerMessage) {
       const part = dirs.slice(i, i + LIMITS.maxFilesPerMessage)
       for (const d of part) this.#offered.add(d)
-      this.post({ t: 'summary', dirs: part.map((path) => ({ path, hash: this.#summary!.hash(path)! })) })
+      const summary = this.list as TreeSummary // offered only by summary
+      this.post({ t: 'summary', dirs: part.map((path) => ({ path, hash: summary.hash(path)! })) })
       this.#unanswered++
     }
   }

@@ -1,6 +1,6 @@
 import { type ChunkParams, type Cutter, cutterFor } from '../chunk/index.js'
 import type { DsyncError } from '../errors.js'
-import { type TreeEntry, walkTree } from '../fs/index.js'
+import { type TreeEntry, TreeListing } from '../fs/index.js'
 import { type FileRecord, readRecord, type ReadResult, type Store } from '../store/index.js'
 import { Semaphore } from './limit.js'
 
@@ -32,7 +32,10 @@ const KEPT_CONTENT_BYTES = 32 * 1024 * 1024
  * seed that the path alone does not give.
  */
 export class LocalFiles {
-  readonly #entries = new Map<string, TreeEntry>()
+  /** what the walk found, as it found it (columns: ~25 bytes a file) */
+  #walk!: TreeListing
+  /** what this session changed since: an entry written or made, or null for one removed */
+  readonly #changed = new Map<string, TreeEntry | null>()
   readonly #reads = new Map<string, Promise<FileRecord | undefined>>()
   readonly #slots: Semaphore
   readonly #cutter: Cutter
@@ -99,37 +102,52 @@ export class LocalFiles {
       ...(opts.onError && { onError: opts.onError }),
       ...(opts.onTemp && { onTemp: opts.onTemp }),
     }
-    for await (const e of walkTree(root, walkOpts)) files.set(e)
-    const gone = store.recordPaths().filter((p) => files.#entries.get(p)?.kind !== 'file')
+    files.#walk = await TreeListing.walk(root, walkOpts)
+    const gone = store.recordPaths().filter((p) => files.get(p)?.kind !== 'file')
     await Promise.all(gone.map((p) => store.delete(p)))
     return files
   }
 
-  /** Every entry, in walk order (comparePaths). */
-  entries(): IterableIterator<TreeEntry> {
-    return this.#entries.values()
+  /** The walk's own entries, before anything this session did: directory summaries are of it. */
+  get walked(): TreeListing {
+    return this.#walk
+  }
+
+  /** Every entry, in walk order (comparePaths), as the session left it: what it made since
+   *  the walk comes last. Each is made when reached (TreeListing): use it, do not keep it. */
+  *entries(): Generator<TreeEntry> {
+    for (const e of this.#walk.under()) {
+      const now = this.#changed.get(e.path)
+      if (now === undefined) yield e
+      else if (now !== null) yield now
+    }
+    for (const [path, e] of this.#changed) if (e !== null && this.#walk.get(path) === undefined) yield e
   }
 
   get(path: string): TreeEntry | undefined {
-    return this.#entries.get(path)
+    const now = this.#changed.get(path)
+    return now === undefined ? this.#walk.get(path) : now ?? undefined
   }
 
   /** What this side now has at `path` (written, or made a symlink or directory by the
    *  session). In place: the walk's order stays; #bySize is kept current. */
   set(entry: TreeEntry): void {
-    const old = this.#entries.get(entry.path)
+    const old = this.get(entry.path)
     if (old?.kind === 'file') this.#bySize?.get(old.size)?.delete(entry.path)
-    this.#entries.set(entry.path, entry)
-    if (entry.kind !== 'file' || this.#bySize === undefined) return
-    let paths = this.#bySize.get(entry.size)
-    if (paths === undefined) this.#bySize.set(entry.size, (paths = new Set()))
-    paths.add(entry.path)
+    this.#changed.set(entry.path, entry)
+    if (entry.kind === 'file' && this.#bySize !== undefined) this.#sized(this.#bySize, entry)
+  }
+
+  #sized(bySize: Map<number, Set<string>>, e: TreeEntry): void {
+    let paths = bySize.get(e.size)
+    if (paths === undefined) bySize.set(e.size, (paths = new Set()))
+    paths.add(e.path)
   }
 
   delete(path: string): void {
-    const old = this.#entries.get(path)
+    const old = this.get(path)
     if (old === undefined) return
-    this.#entries.delete(path)
+    this.#changed.set(path, null)
     if (old.kind === 'file') this.#bySize?.get(old.size)?.delete(path)
   }
 
@@ -138,7 +156,7 @@ export class LocalFiles {
    * racy; with `checksum`, read this session), without reading the file; else undefined.
    */
   known(path: string): FileRecord | undefined {
-    const e = this.#entries.get(path)
+    const e = this.get(path)
     if (e?.kind !== 'file' || (this.#readAll && !this.#readNow.has(path))) return undefined
     const storing = this.#storing.get(path)
     if (storing !== undefined) return storing.size === e.size && storing.mtimeMs === e.mtimeMs ? { ...storing, mode: e.mode } : undefined
@@ -161,7 +179,7 @@ export class LocalFiles {
   async record(path: string): Promise<FileRecord | undefined> {
     const known = this.known(path)
     if (known !== undefined) return known
-    const e = this.#entries.get(path)
+    const e = this.get(path)
     if (e?.kind !== 'file') return undefined
     let read = this.#reads.get(path)
     if (read === undefined) {
@@ -249,14 +267,14 @@ export class LocalFiles {
       params: this.params, cutter: this.#cutter, signal: this.signal, ...(this.onError && { onError: this.onError }),
     })
     if (got === undefined) {
-      if (this.#entries.get(e.path) === e) this.delete(e.path)
+      if (sameEntry(this.get(e.path), e)) this.delete(e.path)
       return undefined
     }
     this.filesRead++
     this.bytesRead += got.record.size
     this.#readNow.add(e.path)
     // The file changed while read: the entry now says what the record describes.
-    if (this.#entries.get(e.path) === e) this.set({ ...e, size: got.record.size })
+    if (sameEntry(this.get(e.path), e)) this.set({ ...e, size: got.record.size })
     return got
   }
 
@@ -267,8 +285,8 @@ export class LocalFiles {
 
   #sizeIndex(): Map<number, Set<string>> {
     if (this.#bySize === undefined) {
-      this.#bySize = new Map()
-      for (const e of this.#entries.values()) if (e.kind === 'file') this.set(e)
+      const bySize = (this.#bySize = new Map())
+      for (const e of this.entries()) if (e.kind === 'file') this.#sized(bySize, e)
     }
     return this.#bySize
   }
@@ -301,7 +319,9 @@ export class LocalFiles {
    */
   indexAll(): Promise<void> {
     this.#indexed ??= (async () => {
-      await this.#readUnknown([...this.#entries.values()].filter((e) => e.kind === 'file').map((e) => e.path))
+      const paths: string[] = []
+      for (const e of this.entries()) if (e.kind === 'file') paths.push(e.path)
+      await this.#readUnknown(paths)
       await this.flush() // the index is the store's: what was read must be in it
     })()
     return this.#indexed
@@ -318,4 +338,10 @@ export class LocalFiles {
     }
     await Promise.all(pending)
   }
+}
+
+/** The same entry as the walk (or the session) left it: what a read started from is still
+ *  what the tree says (entries are made anew on each lookup, so not by identity). */
+function sameEntry(a: TreeEntry | undefined, b: TreeEntry): boolean {
+  return a !== undefined && a.kind === b.kind && a.size === b.size && a.mtimeMs === b.mtimeMs && a.mode === b.mode && a.target === b.target
 }

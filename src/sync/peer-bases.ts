@@ -23,6 +23,8 @@ function sameBase(old: PairBase | undefined, next: PairBase): boolean {
  */
 export class PeerBases {
   readonly #listed = new Map<string, FileEntry>()
+  /** walks of the entries directory summaries stood for: walked again at `record`, not kept */
+  readonly #stoodFor: (() => Iterable<FileEntry>)[] = []
 
   private constructor(
     private readonly store: Store,
@@ -58,19 +60,26 @@ export class PeerBases {
     for (const e of entries) this.#listed.set(e.path, e)
   }
 
+  /** Notes entries a directory summary stood for (RoleDeps.onStoodFor), as a walk of them. */
+  noteStoodFor(entries: () => Iterable<FileEntry>): void {
+    this.#stoodFor.push(entries)
+  }
+
   /** After a session that completed: every listed path whose outcome succeeded is what both
    *  sides now have; a deleted one has no base; a failed or kept one keeps its old base. */
   async record(events: readonly FileEvent[]): Promise<void> {
     const failed = new Set(events.filter((e) => e.action === 'error' || e.action === 'kept').map((e) => e.path))
     const changes = new Map<string, PairBase | null>()
-    for (const [path, e] of this.#listed) {
-      if (failed.has(path)) continue
+    const note = (e: FileEntry): void => {
+      if (failed.has(e.path)) return
       const base = baseOf(e)
       // Only what moved is written: a no-op push of 50,000 files rewrote every base (0.2 of
       // the server's 2.6 CPU s). A base that knows a digest keeps it while size and mtime say
       // the file is the one it was taken from.
-      if (!sameBase(this.#old(path), base)) changes.set(path, base)
+      if (!sameBase(this.#old(e.path), base)) changes.set(e.path, base)
     }
+    for (const e of this.#listed.values()) note(e)
+    for (const walk of this.#stoodFor) for (const e of walk()) note(e)
     for (const e of events) if (e.action === 'deleted' && this.#old(e.path) !== undefined) changes.set(e.path, null)
     await this.store.pairBases().update(this.replica, changes)
   }

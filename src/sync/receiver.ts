@@ -8,7 +8,7 @@ import {
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
   asFileError, fsError, openFileSource, openFilesSource, openSeedsReader, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX, unchangedWhileRead,
-  writeAtomically, type TreeEntry,
+  parentDir, writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
 import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
@@ -27,7 +27,7 @@ import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
 import { peerReadsWindows, speaksDirect, type RoleDeps } from './session.js'
-import { parentDir, sameSummary, TreeSummary } from './tree-summary.js'
+import { sameSummary, TreeSummary } from './tree-summary.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
 export interface ReceiverDeps extends RoleDeps {
@@ -241,10 +241,12 @@ class Receiver {
   readonly #waiting = new Fifo<Transfer>()
   #wanted = 0
   #heldChunks = 0
+  /** paths listed (in `files` messages) */
   readonly #seen = new Set<string>()
-  /** files directory summaries stood for (§4.9), one list per directory: their bases are seen
-   *  to after `done` (#recordImplied) */
-  readonly #impliedFiles: FileEntry[][] = []
+  /** directories a summary stood for (§4.9), found the same here: nothing under them is listed,
+   *  and their files' bases are seen to after `done` (#recordImplied). Directories, not their
+   *  entries: a no-op of 1,000,000 files held a million paths here and in #seen. */
+  readonly #impliedDirs = new Set<string>()
   /** paths the sender could not read (its notices): not listed, yet not gone; --delete keeps
    *  them and what is under them */
   readonly #unread = new Set<string>()
@@ -344,7 +346,7 @@ class Receiver {
     // A sender of version 4 on offers its list by directory summaries (§4.9) unless it lists
     // digests (checksum): this side's are made now, while the sender makes its own, not once its
     // first has come. A no-op of 100,000 files: the receiver sat idle ~0.1 s, then worked ~0.1 s.
-    if ((this.d.version ?? PROTOCOL_VERSION) >= SUMMARY_PROTOCOL_VERSION && !this.d.options.checksum) this.#summary = TreeSummary.of(this.#files.entries())
+    if ((this.d.version ?? PROTOCOL_VERSION) >= SUMMARY_PROTOCOL_VERSION && !this.d.options.checksum) this.#summary = TreeSummary.from(this.#files.walked)
   }
 
   #cutterMade: Cutter | undefined
@@ -540,6 +542,12 @@ class Receiver {
       this.#fail(e.path, new DsyncError('UNSAFE_PATH', `${e.path}: listed twice by the sender; the second entry was refused`, { path: e.path }))
       return
     }
+    // Offered by summary (§4.9), a list names only what is directly in a directory asked for:
+    // nothing under one found the same (it stands for all of it, #summarized).
+    if (this.#summaryOffered.size > 0 && !this.#summaryAsked.has(parentDir(e.path))) {
+      this.#fail(e.path, new DsyncError('UNSAFE_PATH', `${e.path}: listed outside the directories asked for; refused`, { path: e.path }))
+      return
+    }
     this.#seen.add(e.path)
     try {
       if (e.kind === 'dir') await this.#dir(e)
@@ -558,13 +566,14 @@ class Receiver {
    */
   async #summarized(msg: Extract<Message, { t: 'summary' }>): Promise<void> {
     if (this.#listDone) throw new DsyncError('BAD_MESSAGE', 'summary after the end of the file list')
-    this.#summary ??= TreeSummary.of(this.#files.entries())
+    this.#summary ??= TreeSummary.from(this.#files.walked)
     const asked: string[] = []
     const same: string[] = []
     for (const { path, hash } of msg.dirs) {
       // The root first, then only subdirectories of directories asked for, each once: a sender
       // cannot make this side settle anything twice.
-      const expected = path === '' ? this.#summaryOffered.size === 0 : this.#summaryAsked.has(parentDir(path))
+      // (The root's only before anything is listed: it may stand for the whole tree.)
+      const expected = path === '' ? this.#summaryOffered.size === 0 && this.#seen.size === 0 : this.#summaryAsked.has(parentDir(path))
       if (!expected || this.#summaryOffered.has(path)) throw new DsyncError('BAD_MESSAGE', `summary of ${path === '' ? 'the root' : path}, which was not asked for`)
       this.#summaryOffered.add(path)
       const mine = this.#summary.hash(path)
@@ -578,26 +587,33 @@ class Receiver {
     // Settling what the summaries stand for awaits nothing but microtasks: let the answer (a
     // batch goes out on setImmediate) leave first, so the sender lists the next level meanwhile.
     if (same.length > 0 && asked.length > 0) await new Promise((resolve) => setImmediate(resolve))
+    // Each file under them is as if listed, and unchanged. Nothing under them is listed (the
+    // sender lists only directories asked for, #entry), so none is settled twice.
     for (const dir of same) {
-      const implied = [...this.#summary.under(dir)] as FileEntry[]
-      this.d.onListed?.(implied)
-      const files = implied.filter((e) => this.#implied(e))
-      if (files.length > 0 && !this.d.options.dryRun) this.#impliedFiles.push(files)
+      const summary = this.#summary
+      this.#impliedDirs.add(dir)
+      this.d.onStoodFor?.(() => summary.under(dir) as Iterable<FileEntry>)
+      if (!this.d.report.wantsEachUnchanged) {
+        const { files, bytes } = summary.totals(dir)
+        this.d.report.countFiles(files, bytes)
+        this.d.report.countUnchanged(files, bytes)
+        continue
+      }
+      for (const e of summary.under(dir)) {
+        if (e.kind !== 'file') continue
+        this.d.report.countFiles(1, e.size)
+        this.#event({ path: e.path, action: 'unchanged', size: e.size })
+      }
     }
   }
 
-  /** An entry a matching summary stood for: as if listed, and the same here (unchanged). True
-   *  for a file taken so: its base is seen to after `done` (#recordImplied). */
-  #implied(e: FileEntry): boolean {
-    if (this.#seen.has(e.path)) {
-      this.#fail(e.path, new DsyncError('UNSAFE_PATH', `${e.path}: listed twice by the sender; the second entry was refused`, { path: e.path }))
-      return false
+  /** True when a summary found the same stood for `path` (it is under such a directory). */
+  #underImplied(path: string): boolean {
+    if (this.#impliedDirs.size === 0) return false
+    for (let p = parentDir(path); ; p = parentDir(p)) {
+      if (this.#impliedDirs.has(p)) return true
+      if (p === '') return false
     }
-    this.#seen.add(e.path)
-    if (e.kind !== 'file') return false
-    this.d.report.countFile(e.size)
-    this.#event({ path: e.path, action: 'unchanged', size: e.size })
-    return true
   }
 
   /**
@@ -613,11 +629,21 @@ class Receiver {
     const turn = (): Promise<unknown> => new Promise((resolve) => setImmediate(resolve))
     await turn() // `done` leaves first (a batch goes out on setImmediate)
     try {
-      for (const files of this.#impliedFiles.splice(0)) {
-        for (let i = 0; i < files.length; i += IMPLIED_BATCH) {
+      if (this.d.options.dryRun) return
+      for (const dir of this.#impliedDirs) {
+        const files = this.#summary!.under(dir) // a summary made them
+        for (let done = false; !done;) {
           if (this.#signal.aborted) return
           const bases: [string, SyncBase][] = []
-          for (const e of files.slice(i, i + IMPLIED_BATCH)) {
+          for (let n = 0; n < IMPLIED_BATCH;) {
+            const next = files.next()
+            if (next.done === true) {
+              done = true
+              break
+            }
+            const e = next.value
+            if (e.kind !== 'file') continue
+            n++
             // After a sync, its base says so already: nothing to record, nothing to read (the
             // record's digest decoded a whole chunk list per file: 0.3 of the receiver's 2.2
             // CPU s in a no-op of 100,000 files).
@@ -681,7 +707,7 @@ class Receiver {
   }
 
   async #file(e: FileEntry): Promise<void> {
-    this.d.report.countFile(e.size)
+    this.d.report.countFiles(1, e.size)
     // Refuse a path under a symlink (or any unsafe path) before asking for a single byte.
     await this.#abs(e.path)
     const cur = this.#files.get(e.path)
@@ -1537,10 +1563,11 @@ class Receiver {
       // Bases first: --delete reads them, and `done` promises them (but those of the files a
       // summary stood for, #recordImplied).
       await this.#files.flush()
-      if (this.d.options.delete) {
+      // A root found the same stands for everything here: no extras (and no walk of them).
+      if (this.d.options.delete && !this.#impliedDirs.has('')) {
         await deleteExtras({
           root: this.d.root, store: this.d.store, options: this.d.options, signal: this.#signal,
-          files: this.#files, seen: this.#seen, unread: this.#unread, knownDirs: this.#knownDirs,
+          files: this.#files, listed: (path) => this.#seen.has(path) || this.#underImplied(path), unread: this.#unread, knownDirs: this.#knownDirs,
           event: (e) => this.#event(e), fail: (path, err) => this.#fail(path, err),
         })
       }

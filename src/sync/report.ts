@@ -82,15 +82,30 @@ export class SyncReport {
    *   of 1,000,000 files kept as many `unchanged` events on the server to the session's end.
    */
   constructor(
-    private readonly onEvent: (e: FileEvent) => void = () => {},
+    private readonly onEvent?: (e: FileEvent) => void,
     private readonly onProgress: (settledBytes: number, totalBytes: number) => void = () => {},
     private readonly keepUnchanged = true,
   ) {}
 
-  /** Counts a regular file of the sender's list (for totals). */
-  countFile(size: number): void {
-    this.#files++
-    this.#totalBytes += size
+  /** Whether an `unchanged` file needs its own event (kept, or given to onEvent), or may be
+   *  counted with others (countUnchanged). */
+  get wantsEachUnchanged(): boolean {
+    return this.keepUnchanged || this.onEvent !== undefined
+  }
+
+  /** Counts `files` unchanged files of `bytes` in all with no event each (!wantsEachUnchanged:
+   *  the files of a directory summary found the same, the sender's unreported ones). */
+  countUnchanged(files: number, bytes: number): void {
+    if (files === 0) return
+    this.#unchanged += files
+    this.#settledBytes += bytes
+    this.onProgress(this.#settledBytes, this.#totalBytes)
+  }
+
+  /** Counts regular files of the sender's list, `bytes` in all (for totals). */
+  countFiles(files: number, bytes: number): void {
+    this.#files += files
+    this.#totalBytes += bytes
     this.onProgress(this.#settledBytes, this.#totalBytes)
   }
 
@@ -102,7 +117,7 @@ export class SyncReport {
   add(e: FileEvent): void {
     if (e.action === 'unchanged' && !this.keepUnchanged) this.#unchanged++
     else this.events.push(e)
-    this.onEvent(e)
+    this.onEvent?.(e)
     if (e.size !== undefined) {
       this.#settledBytes += e.size
       this.onProgress(this.#settledBytes, this.#totalBytes)

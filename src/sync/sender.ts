@@ -14,10 +14,11 @@ import { encodeSketchWithin, sketchBytes, sketchStream } from '../similarity/ind
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
 import { ListOffer } from './list-offer.js'
+import { TreeSummary } from './tree-summary.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
 import { PROBE_KEYS, probeKeys, probeWindows, windowedProbeKeys } from './probe.js'
-import type { Action, FileEvent } from './report.js'
+import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
 import { peerReadsWindows, peerTakesFastCheck, speaksDirect, type RoleDeps } from './session.js'
@@ -152,40 +153,39 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       if (rec !== undefined) digests.set(e.path, rec.digest)
     }))
   }
-  const entries: FileEntry[] = []
-  for (const e of files.entries()) {
-    if (listable !== undefined && !listable.has(e.path)) continue
-    if (e.kind === 'file') {
-      if (withDigests && !digests.has(e.path)) continue // vanished or unreadable
-      d.report.countFile(e.size)
-    }
-    // The walk's own entry when it is the whole listing (no digest; a symlink's target always
-    // read): a copy of each was ~60 bytes a file, 1,000,000 of them for a no-op of as many.
-    if (!withDigests && (e.kind !== 'symlink' || e.target !== undefined)) {
-      entries.push(e as FileEntry)
-      continue
-    }
-    entries.push({
-      path: e.path,
-      kind: e.kind,
-      size: e.size,
-      mtimeMs: e.mtimeMs,
-      mode: e.mode,
-      // Digests only with --checksum: the receiver's quick check uses size and mtime, and asks
-      // for the digest (with the chunks) of a file that differs.
-      ...(e.kind === 'file' && withDigests && { digest: digests.get(e.path)! }),
-      ...(e.kind === 'symlink' && { target: e.target ?? '' }),
-    })
-  }
-  digests.clear()
-
-  /** Paths of the files listed (or under a summary the receiver found the same): the only
-   *  ones the receiver may ask for. */
-  const sent = new Set(entries.filter((e) => e.kind === 'file').map((e) => e.path))
-  d.onListed?.(entries)
   // A version-4 receiver is offered the list by directory summary (§4.9), except with digests
-  // in it: the summaries cover size and mtime, not content.
-  const offer = new ListOffer(entries, (m) => out.post(m), (d.version ?? PROTOCOL_VERSION) >= SUMMARY_PROTOCOL_VERSION && !withDigests)
+  // in it: the summaries cover size and mtime, not content. The list is then the whole walk, read
+  // from it as the receiver asks (TreeListing), never held as entries: a no-op of 1,000,000
+  // files held them in four places on this side.
+  const post = (m: Message): void => out.post(m)
+  let offer: ListOffer
+  /** Whether `path` is a file of the list (or under a summary the receiver found the same):
+   *  the only ones the receiver may ask for. */
+  let inList: (path: string) => boolean
+  /** The files of the list, with their sizes now. */
+  let listedFiles: () => Iterable<{ readonly path: string; readonly size: number }>
+  if ((d.version ?? PROTOCOL_VERSION) >= SUMMARY_PROTOCOL_VERSION && !withDigests) {
+    const walked = files.walked
+    const summary = TreeSummary.from(walked)
+    const { files: count, bytes } = summary.totals('')
+    d.report.countFiles(count, bytes)
+    inList = (path) => walked.get(path)?.kind === 'file'
+    listedFiles = function* () {
+      for (const e of walked.under()) if (e.kind === 'file') yield files.get(e.path) ?? e
+    }
+    d.onStoodFor?.(() => walked.under() as Iterable<FileEntry>)
+    offer = ListOffer.bySummary(summary, post)
+  } else {
+    const entries = wholeList(files, { listable, digests, withDigests, report: d.report })
+    digests.clear()
+    const sent = new Set(entries.filter((e) => e.kind === 'file').map((e) => e.path))
+    inList = (path) => sent.has(path)
+    listedFiles = function* () {
+      for (const path of sent) yield { path, size: files.get(path)?.size ?? 0 }
+    }
+    d.onListed?.(entries)
+    offer = ListOffer.whole(entries, post)
+  }
   offer.start()
 
   const paths = new Map<number, string>()
@@ -545,7 +545,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /** The entry of a file this side listed, which alone the receiver may ask for. */
   const listedFile = (path: string): TreeEntry => {
     const e = files.get(path)
-    if (e?.kind !== 'file' || !sent.has(path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${path}, which is not a file of the list`)
+    if (e?.kind !== 'file' || !inList(path)) throw new DsyncError('BAD_MESSAGE', `the receiver asked for ${path}, which is not a file of the list`)
     return e
   }
   /** The record to send for a wanted path, read now unless the store's is current; asked
@@ -828,12 +828,54 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   // A file asked for is not unchanged: without a word on it from the receiver, say so.
   const reported = new Set(d.report.events.map((e) => e.path))
   const wanted = new Set(paths.values())
-  for (const path of sent) {
+  let unchanged = 0
+  let unchangedBytes = 0
+  for (const { path, size } of listedFiles()) {
     if (reported.has(path)) continue
     if (wanted.has(path)) d.report.add({ path, action: 'error', code: 'BAD_MESSAGE', message: `${path}: asked for, but the receiver never said what became of it; run again` })
-    else d.report.add({ path, action: 'unchanged', size: files.get(path)?.size ?? 0 })
+    else if (d.report.wantsEachUnchanged) d.report.add({ path, action: 'unchanged', size })
+    else {
+      unchanged++
+      unchangedBytes += size
+    }
   }
+  d.report.countUnchanged(unchanged, unchangedBytes)
   d.report.countScan(files.filesRead)
+}
+
+/**
+ * The sender's list as entries, whole (to a receiver of version 3 or less, or with digests):
+ * the files of `listable` only (two-way sync's), each with its digest when `withDigests` (a file
+ * with none is left out: vanished or unreadable). Counts the files in `report`.
+ */
+function wholeList(
+  files: LocalFiles,
+  o: { listable: ReadonlySet<string> | undefined; digests: ReadonlyMap<string, FileRecord['digest']>; withDigests: boolean; report: SyncReport },
+): FileEntry[] {
+  const entries: FileEntry[] = []
+  for (const e of files.entries()) {
+    if (o.listable !== undefined && !o.listable.has(e.path)) continue
+    if (e.kind === 'file') {
+      if (o.withDigests && !o.digests.has(e.path)) continue // vanished or unreadable
+      o.report.countFiles(1, e.size)
+    }
+    if (!o.withDigests) {
+      entries.push(e as FileEntry) // made for this list (TreeListing): a symlink's target always read
+      continue
+    }
+    entries.push({
+      path: e.path,
+      kind: e.kind,
+      size: e.size,
+      mtimeMs: e.mtimeMs,
+      mode: e.mode,
+      // Digests only with --checksum: the receiver's quick check uses size and mtime, and asks
+      // for the digest (with the chunks) of a file that differs.
+      ...(e.kind === 'file' && { digest: o.digests.get(e.path)! }),
+      ...(e.kind === 'symlink' && { target: e.target ?? '' }),
+    })
+  }
+  return entries
 }
 
 /** A file's bytes in memory as a SeedReader (a small file kept from its read). */

@@ -50,7 +50,10 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
       const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal, version: s.version }
       // Push and pull keep this client replica's bases as sync does (PeerBases): a dry run keeps none.
       const peer = s.role === 'sync' || s.options.dryRun ? undefined : PeerBases.open(store, s.options.replica)
-      const listed = peer && { onListed: (entries: readonly FileEntry[]) => peer.note(entries) }
+      const listed = peer && {
+        onListed: (entries: readonly FileEntry[]) => peer.note(entries),
+        onStoodFor: (entries: () => Iterable<FileEntry>) => peer.noteStoodFor(entries),
+      }
       try {
         if (s.role === 'push') await runReceiver(channel, { ...deps, ...listed, now: () => new Date(), ...(peer && { baseOf: (p: string) => peer.baseOf(p) }) })
         else if (s.role === 'sync') await runSyncServer(channel, s.options.replica, { ...deps, now: () => new Date() })

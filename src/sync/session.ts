@@ -20,9 +20,12 @@ export interface RoleDeps {
   readonly signal: AbortSignal
   /** the protocol version agreed with the peer (what it understands); absent: this build's */
   readonly version?: number
-  /** called with the entries of the file list: those sent (or received), and those a directory
-   *  summary stood for (§4.9); the server keeps them as the client replica's bases (PeerBases) */
+  /** called with the entries of the file list sent (or received); the server keeps them as the
+   *  client replica's bases (PeerBases) */
   readonly onListed?: (entries: readonly FileEntry[]) => void
+  /** the same for entries a directory summary stood for (§4.9), given as a walk of them to make
+   *  when needed: a no-op of 1,000,000 files does not hold them all */
+  readonly onStoodFor?: (entries: () => Iterable<FileEntry>) => void
 }
 
 /** Whether the peer of a session reads sketches of format 2 (each anchor's exact windows):

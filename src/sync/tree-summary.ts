@@ -1,11 +1,12 @@
 import { sha256OfStrings } from '../hash/index.js'
-import type { TreeEntry } from '../fs/index.js'
+import { type TreeEntry, TreeListing } from '../fs/index.js'
 import { LIMITS } from '../net/index.js'
 
-/** The relative parent of a relative path: '' for a top-level name. */
-export function parentDir(path: string): string {
-  const i = path.lastIndexOf('/')
-  return i < 0 ? '' : path.slice(0, i)
+/** What a directory's summary stands for: its hash, and the files under it (at any depth). */
+interface DirSummary {
+  readonly hash: Uint8Array
+  readonly files: number
+  readonly bytes: number
 }
 
 /**
@@ -20,34 +21,43 @@ export function parentDir(path: string): string {
  * check (within 1 ms), so a summary never hides what a listing would show. Times set by a
  * receiver read back in the millisecond they were set in (stableUtime, src/fs); a directory's
  * is set again after the session's writes in it, which only a listed directory sees.
+ *
+ * It keeps a hash and two counts per directory and reads entries from the listing when asked:
+ * a subtree the peer finds the same is settled from its counts, or walked entry by entry,
+ * never held whole.
  */
 export class TreeSummary {
-  readonly #children = new Map<string, TreeEntry[]>()
-  readonly #hashes = new Map<string, Uint8Array>()
+  readonly #dirs = new Map<string, DirSummary>()
 
-  private constructor() {}
+  private constructor(private readonly listing: TreeListing) {}
 
   /** Summarizes `entries` (any order; every parent directory listed, or the root). */
   static of(entries: Iterable<TreeEntry>): TreeSummary {
-    const s = new TreeSummary()
-    s.#children.set('', [])
-    const all: TreeEntry[] = []
-    for (const e of entries) {
-      all.push(e)
-      if (e.kind === 'dir' && !s.#children.has(e.path)) s.#children.set(e.path, [])
-    }
-    for (const e of all) {
-      const parent = parentDir(e.path)
-      let list = s.#children.get(parent)
-      if (list === undefined) s.#children.set(parent, (list = []))
-      list.push(e)
-    }
+    return TreeSummary.from(TreeListing.of(entries))
+  }
+
+  /** Summarizes a walked tree. */
+  static from(listing: TreeListing): TreeSummary {
+    const s = new TreeSummary(listing)
     // Deepest first: a directory's hash needs its subdirectories'.
-    const dirs = [...s.#children.keys()].sort((a, b) => depth(b) - depth(a))
+    const dirs = [...listing.dirs()].sort((a, b) => depth(b) - depth(a))
     for (const dir of dirs) {
-      const list = s.#children.get(dir)!
-      list.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-      s.#hashes.set(dir, sha256OfStrings(list.map((e) => s.#record(e))).subarray(0, LIMITS.summaryHashBytes))
+      let files = 0
+      let bytes = 0
+      const records: string[] = []
+      // Name order by UTF-16 code units, as the summaries of every version were hashed.
+      for (const e of listing.children(dir).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+        records.push(s.#record(e))
+        if (e.kind === 'file') {
+          files++
+          bytes += e.size
+        } else if (e.kind === 'dir') {
+          const sub = s.#dirs.get(e.path)
+          files += sub?.files ?? 0
+          bytes += sub?.bytes ?? 0
+        }
+      }
+      s.#dirs.set(dir, { hash: sha256OfStrings(records).subarray(0, LIMITS.summaryHashBytes), files, bytes })
     }
     return s
   }
@@ -57,29 +67,40 @@ export class TreeSummary {
     const name = e.path.slice(e.path.lastIndexOf('/') + 1)
     if (e.kind === 'file') return `f\0${name}\0${e.size}\0${Math.floor(e.mtimeMs)}\0${e.mode}\0`
     if (e.kind === 'symlink') return `l\0${name}\0${e.target ?? ''}\0`
-    return `d\0${name}\0${e.mode}\0${Math.floor(e.mtimeMs)}\0${Buffer.from(this.#hashes.get(e.path)!).toString('hex')}\0`
+    // A directory the walk could not list has no summary of its own: an empty one's.
+    const hash = this.#dirs.get(e.path)?.hash ?? EMPTY
+    return `d\0${name}\0${e.mode}\0${Math.floor(e.mtimeMs)}\0${Buffer.from(hash).toString('hex')}\0`
   }
 
   /** The summary of directory `dir` ('' the root), or undefined for no directory of the tree. */
   hash(dir: string): Uint8Array | undefined {
-    return this.#hashes.get(dir)
+    return this.#dirs.get(dir)?.hash
+  }
+
+  /** The regular files under `dir` (at any depth) and their bytes: zeros for no directory. */
+  totals(dir: string): { files: number; bytes: number } {
+    const d = this.#dirs.get(dir)
+    return { files: d?.files ?? 0, bytes: d?.bytes ?? 0 }
+  }
+
+  /** True when nothing is directly in `dir` (or it is no directory of the tree). */
+  empty(dir: string): boolean {
+    return this.listing.count(dir) === 0
   }
 
   /** The entries directly in `dir`, in name order (none for no directory of the tree). */
-  children(dir: string): readonly TreeEntry[] {
-    return this.#children.get(dir) ?? []
+  children(dir: string): TreeEntry[] {
+    return this.listing.children(dir)
   }
 
   /** Every entry under `dir`, each directory before what it holds. */
-  *under(dir: string): Generator<TreeEntry> {
-    const stack = [...this.children(dir)].reverse()
-    while (stack.length > 0) {
-      const e = stack.pop()!
-      yield e
-      if (e.kind === 'dir') for (let i = this.children(e.path).length - 1; i >= 0; i--) stack.push(this.children(e.path)[i]!)
-    }
+  under(dir: string): Generator<TreeEntry> {
+    return this.listing.under(dir)
   }
 }
+
+/** The summary of a directory with nothing in it. */
+const EMPTY = sha256OfStrings([]).subarray(0, LIMITS.summaryHashBytes)
 
 function depth(path: string): number {
   if (path === '') return 0

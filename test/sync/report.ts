@@ -5,7 +5,7 @@ t.test('the summary counts each kind of event and the bytes behind them', async 
   const seen: string[] = []
   const progress: [number, number][] = []
   const r = new SyncReport((e) => seen.push(e.action), (done, total) => progress.push([done, total]))
-  for (const size of [100, 200, 300, 400, 500]) r.countFile(size)
+  for (const size of [100, 200, 300, 400, 500]) r.countFiles(1, size)
   r.add({ path: 'a', action: 'delta', seed: 'a', similarity: 0.9, size: 100, copiedBytes: 90, literalBytes: 10 })
   r.add({ path: 'b', action: 'new', size: 200, copiedBytes: 0, literalBytes: 200 })
   r.add({ path: 'c', action: 'copy', seed: 'x', size: 300 })
@@ -24,7 +24,7 @@ t.test('the summary counts each kind of event and the bytes behind them', async 
 t.test('keepUnchanged false: unchanged events are counted and seen, not kept; every other event is', async (t) => {
   const seen: string[] = []
   const r = new SyncReport((e) => seen.push(`${e.action} ${e.path}`), undefined, false)
-  for (const size of [1, 2, 3, 4]) r.countFile(size)
+  for (const size of [1, 2, 3, 4]) r.countFiles(1, size)
   r.add({ path: 'a', action: 'unchanged', size: 1 })
   r.add({ path: 'b', action: 'new', size: 2, copiedBytes: 0, literalBytes: 2 })
   r.add({ path: 'c', action: 'unchanged', size: 3 })

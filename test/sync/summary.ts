@@ -8,7 +8,8 @@ import { isConflictCopy } from '../../src/sync/conflict.js'
 import { pull, push, runReceiver, runSender, sessionOptions, SYNC_CHUNK_PARAMS, SyncReport, type SyncResult } from '../../src/sync/index.js'
 import { within } from '../support/hostile.js'
 import { tempTree } from '../support/temp.js'
-import { walkTree } from '../../src/fs/index.js'
+import { TreeListing, walkTree } from '../../src/fs/index.js'
+import { TreeSummary } from '../../src/sync/tree-summary.js'
 import { clientOpts, describeTree, startServer } from '../support/sync.js'
 
 // Issue 8: a no-op costs little on the wire. A version-4 sender offers its list by directory
@@ -253,6 +254,8 @@ t.test('a hostile sender: a summary not asked for, twice, or after the list ends
     ['a subdirectory first', [{ t: 'summary', dirs: [{ path: 'a', hash }] }], /summary of a, which was not asked for/],
     ['the root twice', [{ t: 'summary', dirs: [{ path: '', hash }] }, { t: 'summary', dirs: [{ path: '', hash }] }], /summary of the root, which was not asked for/],
     ['after the list', [{ t: 'filesEnd' }, { t: 'summary', dirs: [{ path: '', hash }] }], /summary after the end of the file list/],
+    // The root's summary stands for the whole tree: not once something is listed.
+    ['the root after a listing', [{ t: 'files', entries: [{ path: 'b.txt', kind: 'file', size: 1, mtimeMs: 1, mode: 0o644 }] }, { t: 'summary', dirs: [{ path: '', hash }] }], /summary of the root, which was not asked for/],
   ]
   for (const [kase, msgs, why] of cases) {
     const root = await tempTree(t, { 'a/x.txt': 'x' })
@@ -262,6 +265,42 @@ t.test('a hostile sender: a summary not asked for, twice, or after the list ends
     for (const m of msgs) await peer.send(m)
     await t.rejects(within(10_000, kase, receiving), { code: 'BAD_MESSAGE', message: why }, kase)
   }
+})
+
+t.test('a hostile sender listing a path under a directory the receiver found the same: refused, the file there kept', async (t) => {
+  const root = await tempTree(t, { 'a/x.txt': 'mine', 'b/y.txt': 'y' })
+  const summary = TreeSummary.from(await TreeListing.walk(root))
+  const a = await lstat(join(root, 'a'))
+  const [mine, peer] = memoryChannelPair()
+  const report = new SyncReport()
+  const receiving = runReceiver(mine, { root, store: await openStore(t, root), params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal: new AbortController().signal, now: () => new Date() })
+  receiving.catch(() => undefined)
+  const answers = peer.messages()[Symbol.asyncIterator]()
+  const answer = async (): Promise<Message> => {
+    for (;;) {
+      const m = (await within(10_000, 'an answer', answers.next())).value.value as Message
+      if (m.t === 'summaryWant' || m.t === 'done') return m
+    }
+  }
+  await peer.send({ t: 'summary', dirs: [{ path: '', hash: new Uint8Array(16) }] })
+  t.same(await answer(), { t: 'summaryWant', paths: [''] }, 'a root that differs is asked for')
+  await peer.send({ t: 'files', entries: [{ path: 'a', kind: 'dir', size: 0, mtimeMs: a.mtimeMs, mode: a.mode & 0o7777 }] })
+  await peer.send({ t: 'summary', dirs: [{ path: 'a', hash: summary.hash('a')! }] })
+  t.same(await answer(), { t: 'summaryWant', paths: [] }, 'a is the same here')
+  // a/x.txt is what the summary of a stood for: listed again (here as a link out of the
+  // tree), it would be settled twice.
+  await peer.send({ t: 'files', entries: [{ path: 'a/x.txt', kind: 'symlink', size: 4, mtimeMs: 1, mode: 0o777, target: '/etc/passwd' }] })
+  await peer.send({ t: 'filesEnd' })
+  t.equal((await answer()).t, 'done', 'the session ends')
+  await peer.close()
+  await receiving
+  const refused = report.events.find((e) => e.path === 'a/x.txt' && e.action !== 'unchanged')
+  t.equal(refused?.action, 'error')
+  t.equal(refused?.code, 'UNSAFE_PATH')
+  t.match(refused?.message, /listed outside the directories asked for/)
+  t.ok((await lstat(join(root, 'a/x.txt'))).isFile(), 'still a regular file')
+  t.equal(await readFile(join(root, 'a/x.txt'), 'utf8'), 'mine')
+  t.equal(report.summary({ bytesSent: 0, bytesReceived: 0 }, 0).unchanged, 1, 'a/x.txt counted once, unchanged by the summary of a')
 })
 
 t.test('a hostile receiver: a summaryWant for a directory not offered, asked twice, or with no summary to answer ends the session (BAD_MESSAGE)', async (t) => {

@@ -45,9 +45,14 @@ export class SideReport extends SyncReport {
     this.parent.add({ ...e, side: this.side })
   }
 
-  override countFile(size: number): void {
-    super.countFile(size)
-    this.parent.countFile(size)
+  override countFiles(files: number, bytes: number): void {
+    super.countFiles(files, bytes)
+    this.parent.countFiles(files, bytes)
+  }
+
+  override countUnchanged(files: number, bytes: number): void {
+    super.countUnchanged(files, bytes)
+    this.parent.countUnchanged(files, bytes)
   }
 
   /** Both phases share one walk of the tree: the session counts its reads once, at the end. */

@@ -9,8 +9,28 @@ interface Block {
   readonly dir: string
   readonly start: number
   readonly count: number
-  /** the names end to end; row r's from nameAt[r] to nameAt[r + 1] (the block's last: the end) */
+  /** the names end to end; row r's from its nameAt to the next row's (the block's last: the end) */
   readonly names: string
+}
+
+/** Rows of a page of columns: 4,096 (~92 KB). */
+const PAGE_SHIFT = 12
+const PAGE_MASK = (1 << PAGE_SHIFT) - 1
+
+/** A page of the listing's columns. */
+interface Page {
+  /** where each row's name starts in its block's `names` */
+  readonly nameAt: Uint32Array
+  readonly kinds: Uint8Array
+  readonly sizes: Float64Array
+  readonly mtimes: Float64Array
+  /** permission bits (st_mode & 0o7777) */
+  readonly modes: Uint16Array
+}
+
+function newPage(): Page {
+  const n = 1 << PAGE_SHIFT
+  return { nameAt: new Uint32Array(n), kinds: new Uint8Array(n), sizes: new Float64Array(n), mtimes: new Float64Array(n), modes: new Uint16Array(n) }
 }
 
 /** The relative parent of a relative path: '' for a top-level name. */
@@ -32,11 +52,9 @@ export function parentDir(path: string): string {
 export class TreeListing {
   readonly #blocks = new Map<string, Block>()
   #rows = 0
-  #nameAt = new Uint32Array(256)
-  #kinds = new Uint8Array(256)
-  #sizes = new Float64Array(256)
-  #mtimes = new Float64Array(256)
-  #modes = new Uint16Array(256)
+  /** the columns, in pages of PAGE_ROWS rows: a tree grows by pages, never copied (doubled
+   *  arrays held the old copies until a full collection, ~1× the columns more at 1,000,000) */
+  readonly #pages: Page[] = []
   /** symlink targets by row */
   readonly #targets = new Map<number, string>()
 
@@ -66,41 +84,25 @@ export class TreeListing {
   /** `entries`: the directory's, in comparePaths order (walkDirs gives them so). */
   #add(dir: string, entries: readonly TreeEntry[]): void {
     if (this.#blocks.has(dir)) return
-    this.#reserve(entries.length)
     const start = this.#rows
     const names: string[] = []
     let at = 0
-    for (const [i, e] of entries.entries()) {
-      const r = start + i
+    for (const e of entries) {
+      const r = this.#rows++
+      if ((r & PAGE_MASK) === 0) this.#pages.push(newPage())
+      const p = this.#pages[r >>> PAGE_SHIFT]!
+      const i = r & PAGE_MASK
       const name = e.path.slice(dir === '' ? 0 : dir.length + 1)
       names.push(name)
-      this.#nameAt[r] = at
+      p.nameAt[i] = at
       at += name.length
-      this.#kinds[r] = KIND_CODE[e.kind]
-      this.#sizes[r] = e.size
-      this.#mtimes[r] = e.mtimeMs
-      this.#modes[r] = e.mode
+      p.kinds[i] = KIND_CODE[e.kind]
+      p.sizes[i] = e.size
+      p.mtimes[i] = e.mtimeMs
+      p.modes[i] = e.mode
       if (e.target !== undefined) this.#targets.set(r, e.target)
     }
-    this.#rows += entries.length
     this.#blocks.set(dir, { dir, start, count: entries.length, names: names.join('') })
-  }
-
-  /** Room for `n` more rows: the columns double as they fill. */
-  #reserve(n: number): void {
-    const need = this.#rows + n
-    if (need <= this.#kinds.length) return
-    const cap = Math.max(need, this.#kinds.length * 2)
-    const grow = <T extends Uint8Array | Uint16Array | Uint32Array | Float64Array>(a: T, make: (n: number) => T): T => {
-      const b = make(cap)
-      b.set(a.subarray(0, this.#rows) as never)
-      return b
-    }
-    this.#nameAt = grow(this.#nameAt, (k) => new Uint32Array(k))
-    this.#kinds = grow(this.#kinds, (k) => new Uint8Array(k))
-    this.#sizes = grow(this.#sizes, (k) => new Float64Array(k))
-    this.#mtimes = grow(this.#mtimes, (k) => new Float64Array(k))
-    this.#modes = grow(this.#modes, (k) => new Uint16Array(k))
   }
 
   /** Entries in all. */
@@ -113,16 +115,22 @@ export class TreeListing {
     return this.#blocks.keys()
   }
 
+  #nameAt(r: number): number {
+    return this.#pages[r >>> PAGE_SHIFT]!.nameAt[r & PAGE_MASK]!
+  }
+
   #name(b: Block, i: number): string {
     const r = b.start + i
-    return b.names.slice(this.#nameAt[r], i + 1 < b.count ? this.#nameAt[r + 1] : b.names.length)
+    return b.names.slice(this.#nameAt(r), i + 1 < b.count ? this.#nameAt(r + 1) : b.names.length)
   }
 
   #entry(b: Block, i: number): TreeEntry {
     const r = b.start + i
+    const p = this.#pages[r >>> PAGE_SHIFT]!
+    const k = r & PAGE_MASK
     const name = this.#name(b, i)
-    const kind = KINDS[this.#kinds[r]!]!
-    const e = { path: b.dir === '' ? name : `${b.dir}/${name}`, kind, size: this.#sizes[r]!, mtimeMs: this.#mtimes[r]!, mode: this.#modes[r]! }
+    const kind = KINDS[p.kinds[k]!]!
+    const e = { path: b.dir === '' ? name : `${b.dir}/${name}`, kind, size: p.sizes[k]!, mtimeMs: p.mtimes[k]!, mode: p.modes[k]! }
     const target = kind === 'symlink' ? this.#targets.get(r) : undefined
     return target === undefined ? e : { ...e, target }
   }

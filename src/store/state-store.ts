@@ -18,6 +18,8 @@ export const STORE_FILE_NAME = 'state.mdb'
 
 /** Bump when the layout of any database changes: a store of another schema is rebuilt. */
 const SCHEMA = 1
+/** meta key: the root summary every base covered when last seen so (basesCover) */
+const BASES_COVER_KEY = 'basesCover'
 /** Paths up to this many UTF-8 bytes are their own key; longer ones (up to 4096) are keyed by
  *  their SHA-256, because lmdb keys stop at 1978 bytes. */
 const MAX_PLAIN_KEY_BYTES = 1024
@@ -126,6 +128,7 @@ export class Store {
       this.#paths.clearSync()
       this.#index.clear()
       if (this.#meta.get('schema') !== SCHEMA) this.#bases.clearSync()
+      this.#meta.remove(BASES_COVER_KEY)
       this.#meta.put('schema', SCHEMA)
       this.#meta.put('layout', key)
     })
@@ -171,7 +174,10 @@ export class Store {
         this.#index.add(id, rec.digest, rec.chunks)
       }
       this.#records.put(key, encodeRecord(rec, id, opts.racy === true))
-      if (opts.base === true) this.#bases.put(key, encodeBase({ digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs }))
+      if (opts.base === true) {
+        this.#bases.put(key, encodeBase({ digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs }))
+        this.#meta.remove(BASES_COVER_KEY)
+      }
     })
   }
 
@@ -220,6 +226,7 @@ export class Store {
     for (const [path] of bases) checkRelPath(path)
     return this.#write('base', `${bases.length} files`, () => {
       for (const [path, base] of bases) this.#bases.put(pathKey(path), encodeBase(base))
+      this.#meta.remove(BASES_COVER_KEY)
     })
   }
 
@@ -227,12 +234,32 @@ export class Store {
     checkRelPath(path)
     return this.#write('base', path, () => {
       this.#bases.put(pathKey(path), encodeBase(base))
+      this.#meta.remove(BASES_COVER_KEY)
     })
   }
 
   deleteBase(path: string): Promise<void> {
     return this.#write('base', path, () => {
       this.#bases.remove(pathKey(path))
+      this.#meta.remove(BASES_COVER_KEY)
+    })
+  }
+
+  /**
+   * The root summary (§4.9, hex) of the tree as it was when every file of it was last seen to
+   * have its base at its size and mtime (setBasesCover), unless a base was written or removed
+   * since. A session whose root summary is this one has nothing to record: a no-op of
+   * 1,000,000 files read a million bases to learn that (~25 MB of lmdb pages in the server's
+   * memory).
+   */
+  basesCover(): string | undefined {
+    return this.#meta.get(BASES_COVER_KEY) as string | undefined
+  }
+
+  /** Notes that every file of the tree whose root summary is `summary` has its base. */
+  setBasesCover(summary: string): Promise<void> {
+    return this.#write('base', 'the tree', () => {
+      this.#meta.put(BASES_COVER_KEY, summary)
     })
   }
 

@@ -12,6 +12,9 @@ function sameBase(old: PairBase | undefined, next: PairBase): boolean {
     old.target === next.target && (next.digest === undefined || next.digest === old.digest)
 }
 
+/** Pair bases written in one transaction (PeerBases.record). */
+const RECORD_BATCH = 8192
+
 /**
  * The server's record of what it last synced with one client replica, kept by push and pull
  * too (the same pair bases as `dsync sync`). With several machines pushing to one server, the
@@ -25,6 +28,8 @@ export class PeerBases {
   readonly #listed = new Map<string, FileEntry>()
   /** walks of the entries directory summaries stood for: walked again at `record`, not kept */
   readonly #stoodFor: (() => Iterable<FileEntry>)[] = []
+  /** the root summary (hex) when a walk noted is the whole tree */
+  #whole: string | undefined
 
   private constructor(
     private readonly store: Store,
@@ -60,16 +65,23 @@ export class PeerBases {
     for (const e of entries) this.#listed.set(e.path, e)
   }
 
-  /** Notes entries a directory summary stood for (RoleDeps.onStoodFor), as a walk of them. */
-  noteStoodFor(entries: () => Iterable<FileEntry>): void {
+  /** Notes entries a directory summary stood for (RoleDeps.onStoodFor), as a walk of them;
+   *  `whole`: the root summary, when they are the whole tree. */
+  noteStoodFor(entries: () => Iterable<FileEntry>, whole?: Uint8Array): void {
     this.#stoodFor.push(entries)
+    if (whole !== undefined) this.#whole = Buffer.from(whole).toString('hex')
   }
 
   /** After a session that completed: every listed path whose outcome succeeded is what both
    *  sides now have; a deleted one has no base; a failed or kept one keeps its old base. */
   async record(events: readonly FileEvent[]): Promise<void> {
     const failed = new Set(events.filter((e) => e.action === 'error' || e.action === 'kept').map((e) => e.path))
-    const changes = new Map<string, PairBase | null>()
+    // The whole tree stood for by its summary, nothing failed or deleted: the bases are those
+    // of every entry, and were already if the last record was of the same whole (cover).
+    const whole = this.#listed.size === 0 && this.#stoodFor.length === 1 && failed.size === 0 && !events.some((e) => e.action === 'deleted') ? this.#whole : undefined
+    const pairs = this.store.pairBases()
+    if (whole !== undefined && pairs.cover(this.replica) === whole) return
+    let changes = new Map<string, PairBase | null>()
     const note = (e: FileEntry): void => {
       if (failed.has(e.path)) return
       const base = baseOf(e)
@@ -78,9 +90,20 @@ export class PeerBases {
       // the file is the one it was taken from.
       if (!sameBase(this.#old(e.path), base)) changes.set(e.path, base)
     }
+    // Written RECORD_BATCH at a time: a first sync of 1,000,000 files made one map and one
+    // transaction of them all (the server's peak 499 MB). Each path's base is the last sync's
+    // or this one's, both of which its two sides once agreed on; a crash in between leaves some
+    // of each, as a crash before the record left all the old.
     for (const e of this.#listed.values()) note(e)
-    for (const walk of this.#stoodFor) for (const e of walk()) note(e)
+    for (const walk of this.#stoodFor) {
+      for (const e of walk()) {
+        note(e)
+        if (changes.size < RECORD_BATCH) continue
+        await pairs.update(this.replica, changes)
+        changes = new Map()
+      }
+    }
     for (const e of events) if (e.action === 'deleted' && this.#old(e.path) !== undefined) changes.set(e.path, null)
-    await this.store.pairBases().update(this.replica, changes)
+    await pairs.update(this.replica, changes, whole)
   }
 }

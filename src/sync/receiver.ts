@@ -592,7 +592,7 @@ class Receiver {
     for (const dir of same) {
       const summary = this.#summary
       this.#impliedDirs.add(dir)
-      this.d.onStoodFor?.(() => summary.under(dir) as Iterable<FileEntry>)
+      this.d.onStoodFor?.(() => summary.under(dir) as Iterable<FileEntry>, dir === '' ? summary.hash('') : undefined)
       if (!this.d.report.wantsEachUnchanged) {
         const { files, bytes } = summary.totals(dir)
         this.d.report.countFiles(files, bytes)
@@ -630,6 +630,10 @@ class Receiver {
     await turn() // `done` leaves first (a batch goes out on setImmediate)
     try {
       if (this.d.options.dryRun) return
+      // The whole tree the same as the sender's, and as it was when every base was last seen
+      // to: nothing to read (Store.basesCover).
+      const whole = this.#impliedDirs.has('') ? Buffer.from(this.#summary!.hash('')!).toString('hex') : undefined
+      if (whole !== undefined && this.d.store.basesCover() === whole) return
       for (const dir of this.#impliedDirs) {
         const files = this.#summary!.under(dir) // a summary made them
         for (let done = false; !done;) {
@@ -659,6 +663,7 @@ class Receiver {
           await turn()
         }
       }
+      if (whole !== undefined) await this.d.store.setBasesCover(whole)
     } catch {
       // Policy: the sender was told `done`, and these bases are the quick check's to make
       // again next time; a store that cannot write fails the next session that needs it.

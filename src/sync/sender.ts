@@ -173,7 +173,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     listedFiles = function* () {
       for (const e of walked.under()) if (e.kind === 'file') yield files.get(e.path) ?? e
     }
-    d.onStoodFor?.(() => walked.under() as Iterable<FileEntry>)
+    d.onStoodFor?.(() => walked.under() as Iterable<FileEntry>, summary.hash(''))
     offer = ListOffer.bySummary(summary, post)
   } else {
     const entries = wholeList(files, { listable, digests, withDigests, report: d.report })

@@ -52,7 +52,7 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
       const peer = s.role === 'sync' || s.options.dryRun ? undefined : PeerBases.open(store, s.options.replica)
       const listed = peer && {
         onListed: (entries: readonly FileEntry[]) => peer.note(entries),
-        onStoodFor: (entries: () => Iterable<FileEntry>) => peer.noteStoodFor(entries),
+        onStoodFor: (entries: () => Iterable<FileEntry>, whole?: Uint8Array) => peer.noteStoodFor(entries, whole),
       }
       try {
         if (s.role === 'push') await runReceiver(channel, { ...deps, ...listed, now: () => new Date(), ...(peer && { baseOf: (p: string) => peer.baseOf(p) }) })

@@ -24,8 +24,9 @@ export interface RoleDeps {
    *  client replica's bases (PeerBases) */
   readonly onListed?: (entries: readonly FileEntry[]) => void
   /** the same for entries a directory summary stood for (§4.9), given as a walk of them to make
-   *  when needed: a no-op of 1,000,000 files does not hold them all */
-  readonly onStoodFor?: (entries: () => Iterable<FileEntry>) => void
+   *  when needed (a no-op of 1,000,000 files does not hold them all); `whole`: the root's
+   *  summary, when they are the whole tree */
+  readonly onStoodFor?: (entries: () => Iterable<FileEntry>, whole?: Uint8Array) => void
 }
 
 /** Whether the peer of a session reads sketches of format 2 (each anchor's exact windows):

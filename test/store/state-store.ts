@@ -40,6 +40,38 @@ t.test('put with base records the digest as the base in the same write', async (
   t.equal(store.getBase('other'), undefined, 'not without the option')
 })
 
+t.test('a cover of the bases, or of the pair bases with a peer, holds until any of them is written or removed', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const writes: [string, () => Promise<void>][] = [
+    ['setBase', () => store.setBase('a', { size: 1, mtimeMs: 1 })],
+    ['setBases', () => store.setBases([['b', { size: 2, mtimeMs: 2 }]])],
+    ['deleteBase', () => store.deleteBase('a')],
+    ['put with base', () => store.put(recordOf('c', randomBytes(3, 100)), { base: true })],
+  ]
+  for (const [what, write] of writes) {
+    await store.setBasesCover('abc')
+    t.equal(store.basesCover(), 'abc')
+    await write()
+    t.equal(store.basesCover(), undefined, `${what} voids the cover`)
+  }
+  await store.setBasesCover('abc')
+  await store.put(recordOf('d', randomBytes(4, 100)))
+  t.equal(store.basesCover(), 'abc', 'a record without a base keeps it')
+
+  const pairs = store.pairBases()
+  const base: PairBase = { kind: 'file', size: 1, mtimeMs: 1, mode: 0o644 }
+  await pairs.update('peer1', new Map([['x', base]]), 'h1')
+  await pairs.update('peer2', new Map([['x', base]]), 'h2')
+  t.equal(pairs.cover('peer1'), 'h1')
+  await pairs.update('peer1', new Map())
+  t.equal(pairs.cover('peer1'), 'h1', 'no change keeps it')
+  await pairs.update('peer1', new Map([['x', null]]))
+  t.equal(pairs.cover('peer1'), undefined, 'a change voids it')
+  t.equal(pairs.cover('peer2'), 'h2', 'another peer\'s stays')
+})
+
 t.test('put and delete keep records, digests and the sampled index consistent', async (t) => {
   const root = await tempTree(t)
   const store = await Store.open(root, { params })

@@ -100,7 +100,7 @@ t.test('two trees copied with cp -a, no dsync state on either side: the first sy
  * A first sync of bigTree into a `cp -a` copy, both roles in this process; `tap` may replace the
  * receiver's store methods first, and `onSent` sees each message the receiver sends.
  */
-async function firstSyncHere(t: Test, o: { tap?: (workStore: Store) => void; onSent?: (msg: Message) => void } = {}): Promise<{ work: string; workStore: Store; report: SyncReport }> {
+async function firstSyncHere(t: Test, o: { tap?: (workStore: Store) => void; onSent?: (msg: Message) => void } = {}): Promise<{ work: string; workStore: Store; report: SyncReport; again: () => Promise<void> }> {
   const home = await bigTree(t)
   const work = await tempTree(t)
   copyTree(home, work)
@@ -121,7 +121,15 @@ async function firstSyncHere(t: Test, o: { tap?: (workStore: Store) => void; onS
     runSender(a, { root: home, store: homeStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal }).then(() => a.close()),
     runReceiver(receiverSide, { root: work, store: workStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report, signal, now: () => new Date() }),
   ]))
-  return { work, workStore, report }
+  /** The same sync again, a no-op now. */
+  const again = async (): Promise<void> => {
+    const [c, d] = memoryChannelPair()
+    await within(20_000, 'a no-op', Promise.all([
+      runSender(c, { root: home, store: homeStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal }).then(() => c.close()),
+      runReceiver(d, { root: work, store: workStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal, now: () => new Date() }),
+    ]))
+  }
+  return { work, workStore, report, again }
 }
 
 t.test('a first sync of equal trees records the bases the summary stood for after `done` (the sender does not wait for them), before the receiver\'s session ends', async (t) => {
@@ -149,6 +157,27 @@ t.test('a first sync of equal trees records the bases the summary stood for afte
   }
   t.equal(files, 2000)
   t.equal(withBase, 2000, 'every file has its base once the receiver\'s session has ended')
+})
+
+t.test('a no-op whose tree is as it was when every base was last seen to reads no base; a base written since voids that', async (t) => {
+  const { work, workStore, again } = await firstSyncHere(t)
+  const whole = Buffer.from(TreeSummary.from(await TreeListing.walk(work)).hash('')!).toString('hex')
+  t.equal(workStore.basesCover(), whole, 'the first sync, all bases seen to, notes the tree\'s summary')
+  let reads = 0
+  const baseHasStat = workStore.baseHasStat.bind(workStore)
+  workStore.baseHasStat = (path, v) => {
+    reads++
+    return baseHasStat(path, v)
+  }
+  await again()
+  t.equal(reads, 0, 'a no-op: no base read')
+  await workStore.deleteBase('p0/q0/f0.txt')
+  t.equal(workStore.basesCover(), undefined, 'a base removed voids the cover')
+  await again()
+  t.equal(reads, 2000, 'every base seen to again')
+  const st = await lstat(join(work, 'p0/q0/f0.txt'))
+  t.ok(workStore.baseHasStat('p0/q0/f0.txt', { size: st.size, mtimeMs: st.mtimeMs }), 'the base removed is recorded again')
+  t.equal(workStore.basesCover(), whole)
 })
 
 t.test('a store that cannot record the bases a summary stood for does not fail a session whose sender was told done', async (t) => {

@@ -36,6 +36,8 @@ export class LocalFiles {
   #walk!: TreeListing
   /** what this session changed since: an entry written or made, or null for one removed */
   readonly #changed = new Map<string, TreeEntry | null>()
+  /** paths of #changed the walk did not find (made by the session), in the order made */
+  readonly #added = new Set<string>()
   readonly #reads = new Map<string, Promise<FileRecord | undefined>>()
   readonly #slots: Semaphore
   readonly #cutter: Cutter
@@ -121,7 +123,17 @@ export class LocalFiles {
       if (now === undefined) yield e
       else if (now !== null) yield now
     }
-    for (const [path, e] of this.#changed) if (e !== null && this.#walk.get(path) === undefined) yield e
+    for (const path of this.#added) {
+      const e = this.#changed.get(path)
+      if (e) yield e
+    }
+  }
+
+  /** What the session has now where the walk found `walked` (itself, unless the session
+   *  changed it; undefined when removed): no search of the walk. */
+  current(walked: TreeEntry): TreeEntry | undefined {
+    const now = this.#changed.get(walked.path)
+    return now === undefined ? walked : now ?? undefined
   }
 
   get(path: string): TreeEntry | undefined {
@@ -134,6 +146,7 @@ export class LocalFiles {
   set(entry: TreeEntry): void {
     const old = this.get(entry.path)
     if (old?.kind === 'file') this.#bySize?.get(old.size)?.delete(entry.path)
+    if (!this.#changed.has(entry.path) && old === undefined) this.#added.add(entry.path)
     this.#changed.set(entry.path, entry)
     if (entry.kind === 'file' && this.#bySize !== undefined) this.#sized(this.#bySize, entry)
   }
@@ -274,7 +287,7 @@ export class LocalFiles {
     this.bytesRead += got.record.size
     this.#readNow.add(e.path)
     // The file changed while read: the entry now says what the record describes.
-    if (sameEntry(this.get(e.path), e)) this.set({ ...e, size: got.record.size })
+    if (got.record.size !== e.size && sameEntry(this.get(e.path), e)) this.set({ ...e, size: got.record.size })
     return got
   }
 

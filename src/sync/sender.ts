@@ -171,7 +171,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     d.report.countFiles(count, bytes)
     inList = (path) => walked.get(path)?.kind === 'file'
     listedFiles = function* () {
-      for (const e of walked.under()) if (e.kind === 'file') yield files.get(e.path) ?? e
+      for (const e of walked.under()) if (e.kind === 'file') yield { path: e.path, size: files.current(e)?.size ?? 0 }
     }
     d.onStoodFor?.(() => walked.under() as Iterable<FileEntry>, summary.hash(''))
     offer = ListOffer.bySummary(summary, post)

@@ -168,3 +168,23 @@ t.test('indexSize reads only the files of that size, once a session, and follows
   t.equal(files.filesRead, 5, 'b.txt read again under its new size')
   t.equal(files.known('b.txt')?.size, 9)
 })
+
+t.test('what the session sets and deletes is seen over the walk, in the walk\'s order, made entries last; reads leave the walk as it was', async (t) => {
+  const { root, store } = await setup(t, { 'a/1.txt': 'one', 'a/2.txt': 'two', 'b.txt': 'bee' })
+  const files = await scan(root, store) // indexAll reads every file
+  const paths = (): string[] => [...files.entries()].map((e) => `${e.path}:${e.kind === 'file' ? e.size : e.kind}`)
+  t.same(paths(), ['a:dir', 'a/1.txt:3', 'a/2.txt:3', 'b.txt:3'], 'the walk, read through, unchanged')
+  files.set({ path: 'a/0.txt', kind: 'file', size: 9, mtimeMs: 1, mode: 0o644 })
+  files.set({ path: 'a/2.txt', kind: 'file', size: 7, mtimeMs: 1, mode: 0o644 })
+  files.delete('b.txt')
+  files.set({ path: 'c', kind: 'dir', size: 0, mtimeMs: 1, mode: 0o755 })
+  t.same(paths(), ['a:dir', 'a/1.txt:3', 'a/2.txt:7', 'a/0.txt:9', 'c:dir'])
+  t.equal(files.get('b.txt'), undefined)
+  t.equal(files.get('a/2.txt')?.size, 7)
+  t.equal(files.current(files.walked.get('a/2.txt')!)?.size, 7, 'current: the session\'s entry over the walk\'s')
+  t.equal(files.current(files.walked.get('b.txt')!), undefined, 'current: none once removed')
+  t.equal(files.walked.get('b.txt')?.size, 3, 'the walk itself unchanged')
+  files.delete('a/0.txt')
+  files.set({ path: 'b.txt', kind: 'file', size: 1, mtimeMs: 1, mode: 0o644 })
+  t.same(paths(), ['a:dir', 'a/1.txt:3', 'a/2.txt:7', 'b.txt:1', 'c:dir'], 'set again where the walk had it: in the walk\'s place')
+})

@@ -31,6 +31,21 @@ export interface TreeEntry {
   readonly target?: string
 }
 
+/** The relative parent of a relative path: '' for a top-level name. */
+export function parentDir(path: string): string {
+  const i = path.lastIndexOf('/')
+  return i < 0 ? '' : path.slice(0, i)
+}
+
+/** True when a directory above `path` ('' the root included, not `path` itself) is in `dirs`. */
+export function isUnder(path: string, dirs: ReadonlySet<string>): boolean {
+  if (dirs.size === 0) return false
+  for (let p = parentDir(path); ; p = parentDir(p)) {
+    if (dirs.has(p)) return true
+    if (p === '') return false
+  }
+}
+
 /** Code point at `i` of `s`, with '/' ranked below everything (so a dir sorts before its contents). */
 function rankAt(s: string, i: number): number {
   const c = s.codePointAt(i)!

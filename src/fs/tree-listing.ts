@@ -1,4 +1,4 @@
-import { comparePaths, type TreeEntry } from './tree-entry.js'
+import { comparePaths, parentDir, type TreeEntry } from './tree-entry.js'
 import { walkDirs, type WalkOptions } from './walk.js'
 
 const KINDS = ['file', 'dir', 'symlink'] as const
@@ -31,12 +31,6 @@ interface Page {
 function newPage(): Page {
   const n = 1 << PAGE_SHIFT
   return { nameAt: new Uint32Array(n), kinds: new Uint8Array(n), sizes: new Float64Array(n), mtimes: new Float64Array(n), modes: new Uint16Array(n) }
-}
-
-/** The relative parent of a relative path: '' for a top-level name. */
-export function parentDir(path: string): string {
-  const i = path.lastIndexOf('/')
-  return i < 0 ? '' : path.slice(0, i)
 }
 
 /**

@@ -170,8 +170,24 @@ async function statEntry(dirAbs: string, rel: string, rules: IgnoreRules, opts: 
  * Memory: the entries of the directories on the current path, not the whole tree.
  */
 export async function* walkTree(root: string, opts: WalkOptions = {}): AsyncGenerator<TreeEntry> {
-  const first = await readDir(root, '', IgnoreRules.root(opts.exclude), opts)
-  const stack: Frame[] = first === undefined ? [] : [first]
+  // walkDirs' directories, their entries yielded as reached. It lists a directory when asked
+  // for the next one, which is the one reached last, or, when that one cannot be listed, the
+  // next it can: kept until this walk reaches it.
+  const dirs = walkDirs(root, opts)
+  let ahead: { dir: string; entries: readonly TreeEntry[] } | undefined
+  const listing = async (dir: string): Promise<readonly TreeEntry[] | undefined> => {
+    if (ahead === undefined) {
+      const r = await dirs.next()
+      if (r.done === true) return undefined
+      ahead = r.value
+    }
+    if (ahead.dir !== dir) return undefined
+    const { entries } = ahead
+    ahead = undefined
+    return entries
+  }
+  const first = await listing('')
+  const stack: { entries: readonly TreeEntry[]; next: number }[] = first === undefined ? [] : [{ entries: first, next: 0 }]
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!
     if (top.next >= top.entries.length) {
@@ -180,11 +196,9 @@ export async function* walkTree(root: string, opts: WalkOptions = {}): AsyncGene
     }
     const entry = top.entries[top.next++]!
     yield entry
-    if (entry.kind === 'dir') {
-      if (opts.signal?.aborted) throw aborted(root)
-      const frame = await readDir(root, entry.path, top.rules, opts)
-      if (frame !== undefined) stack.push(frame)
-    }
+    if (entry.kind !== 'dir') continue
+    const entries = await listing(entry.path)
+    if (entries !== undefined) stack.push({ entries, next: 0 })
   }
 }
 

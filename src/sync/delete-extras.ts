@@ -1,5 +1,5 @@
 import { rm, rmdir } from 'node:fs/promises'
-import { asFileError, resolveInside, walkTree, type TreeEntry } from '../fs/index.js'
+import { asFileError, isUnder, resolveInside, walkTree, type TreeEntry } from '../fs/index.js'
 import type { SessionOptions } from '../net/index.js'
 import { isBase, type Store } from '../store/index.js'
 import { isConflictCopy } from './conflict.js'
@@ -51,12 +51,7 @@ const DELETE_AT_ONCE = 32
 export async function deleteExtras(c: DeleteContext): Promise<void> {
   // A directory the sender could not read was listed with nothing in it: its files here are
   // not extras (they were deleted when they still matched their base).
-  const unread = (path: string): boolean => {
-    for (let p = path; ; p = p.slice(0, p.lastIndexOf('/'))) {
-      if (c.unread.has(p)) return true
-      if (!p.includes('/')) return false
-    }
-  }
+  const unread = (path: string): boolean => c.unread.has(path) || isUnder(path, c.unread)
   const unlisted: TreeEntry[] = []
   for (const e of c.files.entries()) if (!c.listed(e.path) && !unread(e.path)) unlisted.push(e)
   // Nothing unlisted (a no-op): no second walk of the tree (0.5 s of a no-op of 100,000 files).

@@ -2,7 +2,7 @@ import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import t from 'tap'
-import { type TreeEntry, comparePaths, walkTree } from '../../src/fs/index.js'
+import { type TreeEntry, comparePaths, walkDirs, walkTree } from '../../src/fs/index.js'
 import type { DsyncError } from '../../src/errors.js'
 import { collect } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
@@ -17,6 +17,30 @@ t.test('depth-first, a dir right before its contents, siblings in byte order', a
   t.same(paths(es), [...paths(es)].sort(comparePaths), 'walk order is comparePaths order')
   t.match(es.find((e) => e.path === 'a/x'), { kind: 'file', size: 1, mode: Number })
   t.match(es.find((e) => e.path === 'empty'), { kind: 'dir', size: 0 })
+})
+
+t.test('a directory that cannot be listed when reached is reported and left empty; the walk goes on in order (walkTree and walkDirs)', async (t) => {
+  for (const by of ['entries', 'dirs'] as const) {
+    const root = await tempTree(t, { 'a/x': '1', 'b/c/y': '2', 'b/z': '3', 'd/e/w': '4', 'f': '5' })
+    const errors: DsyncError[] = []
+    const got: string[] = []
+    // `b` goes as the walk reaches it: listed already, it is a directory no more.
+    const gone = (): Promise<void> => rm(join(root, 'b'), { recursive: true })
+    if (by === 'entries') {
+      for await (const e of walkTree(root, { onError: (err) => errors.push(err) })) {
+        got.push(e.path)
+        if (e.path === 'b') await gone()
+      }
+      t.same(got, ['a', 'a/x', 'b', 'd', 'd/e', 'd/e/w', 'f'], 'b reported, nothing under it; d, its own and f after')
+    } else {
+      for await (const { dir, entries } of walkDirs(root, { onError: (err) => errors.push(err) })) {
+        got.push(`${dir}:${entries.map((e) => e.path).join(',')}`)
+        if (dir === 'a') await gone()
+      }
+      t.same(got, [':a,b,d,f', 'a:a/x', 'd:d/e', 'd/e:d/e/w'], 'no listing of b, the others in the walk\'s order')
+    }
+    t.same(errors.map((e) => e.path), ['b'], `${by}: one error, for b`)
+  }
 })
 
 t.test('comparePaths ranks by code point (UTF-8 byte order) with / lowest', async (t) => {

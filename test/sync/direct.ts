@@ -307,15 +307,7 @@ t.test('a sender whose receiver ends the session in the middle of an exchange en
 t.test('a receiver asking for files not listed, twice under one id, or for more than 1024 files with no list and no plan, ends the session (BAD_MESSAGE)', async (t) => {
   const home = await tempTree(t, { 'a.bin': randomBytes(83, 1000) })
   for (const hostile of ['unlisted', 'same id', 'flood'] as const) {
-    const [mine, peer] = memoryChannelPair()
-    const store = await Store.open(home, { params: SYNC_CHUNK_PARAMS })
-    t.teardown(() => store.close())
-    const sending = runSender(mine, { root: home, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal })
-    sending.catch(() => undefined)
-    for await (const m of peer.messages()) {
-      if (m.t === 'summary') await peer.send({ t: 'summaryWant', paths: m.dirs.map((d) => d.path) })
-      if (m.t === 'filesEnd') break
-    }
+    const { peer, sending } = await senderOn(t, home)
     if (hostile === 'unlisted') await peer.send({ t: 'want', id: 1, path: 'nope.bin', direct: true })
     // Each would start a read and a hash of the file.
     else if (hostile === 'same id') for (let i = 1; i <= 3; i++) void peer.send({ t: 'want', id: 1, path: 'a.bin', direct: true }).catch(() => undefined)

@@ -10,7 +10,8 @@ export interface SeedReader {
   /** Bytes in the seed. */
   readonly size: number
   /** Exactly `length` bytes from `offset` (the caller keeps within `size`). The result may be
-   *  reused by the call after next (applyDelta reads one piece ahead). */
+   *  reused by the call after next (applyDelta reads one piece ahead). Reads may be in flight
+   *  together (readRanges) unless the reader reuses its buffers (openSeedReader's `reuse`). */
   read(offset: number, length: number): Promise<Uint8Array>
 }
 

@@ -4,6 +4,7 @@ import { ByteWriter, openFormat } from './bytes.js'
 import { packedKeyBytes, packKeys, unpackKeys } from './key-packing.js'
 import { holesOf, type Hole, type MatchList } from './match-list.js'
 import { keyBlocks } from './hash-kernel.js'
+import { readRanges } from './read-ranges.js'
 import { MATCH_MARGIN_BITS, type Signature } from './signature.js'
 
 /**
@@ -124,11 +125,13 @@ export async function computeRefineSignature(seed: SeedReader, list: MatchList, 
   const weak: number[] = []
   const strong: number[] = []
   const b = plan.blockSize
-  for (const i of plan.holes) {
-    if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'refinement cancelled', { cause: opts.signal.reason })
+  const ranges = plan.holes.map((i) => {
     const h = holes[i]
     if (h === undefined || h.seedLength === 0 || h.seed + h.seedLength > seed.size) throw new DsyncError('INTERNAL', `refinement plan names hole ${i}, which has no seed range`)
-    const bytes = await seed.read(h.seed, h.seedLength) // used before the next read, as SeedReader allows
+    return { offset: h.seed, length: h.seedLength }
+  })
+  // Each range in one read (its blocks keyed from its start), read ahead of the keying.
+  for await (const { bytes } of readRanges(seed, ranges, { signal: opts.signal })) {
     keyBlocks(bytes, b, (w, s) => {
       weak.push(w >>> (32 - plan.weakBits))
       strong.push(s >>> (32 - plan.strongBits))

@@ -5,6 +5,7 @@ import { DeltaWriter } from './delta-writer.js'
 import type { DeltaStats } from './encode-delta.js'
 import { holesOf, MatchRecorder, type MatchList } from './match-list.js'
 import { Matcher, windowFor } from './matcher.js'
+import { readRanges, type ByteRange } from './read-ranges.js'
 import { holeSignature, type RefineSignature } from './refine-signature.js'
 import type { Signature } from './signature.js'
 
@@ -44,26 +45,31 @@ export async function matchTarget(sig: Signature, target: AsyncIterable<Uint8Arr
 export async function refineMatches(list: MatchList, sig: RefineSignature, target: SeedReader, opts: { signal?: AbortSignal } = {}): Promise<MatchList> {
   if (target.size !== list.targetSize) throw new DsyncError('SOURCE_CHANGED', `the file is ${target.size} bytes now, ${list.targetSize} when it was matched: it changed while being sent`)
   const holes = holesOf(list)
-  const refined = new Map<number, number>() // hole index → first key
-  let first = 0
-  for (const i of sig.holes) {
-    refined.set(i, first)
-    first += Math.ceil(holes[i]!.seedLength / sig.blockSize)
+  const refined = sig.holes.map((i) => holes[i]!)
+  // Each refined hole's keys start where the previous one's end (decodeRefineSignature).
+  const firstKey: number[] = []
+  for (let k = 0, first = 0; k < refined.length; first += Math.ceil(refined[k]!.seedLength / sig.blockSize), k++) firstKey.push(first)
+  // The matches each refined hole finds, its bytes read ahead of the matcher (readRanges).
+  const found = refined.map(() => new MatchRecorder())
+  let matcher: Matcher | undefined
+  for await (const p of readRanges(target, refined.map((h) => ({ offset: h.target, length: h.length })), { piece: READ_PIECE, signal: opts.signal })) {
+    const h = refined[p.range]!
+    matcher ??= new Matcher(holeSignature(sig, h.seedLength, firstKey[p.range]!), found[p.range]!, windowFor(h.length))
+    matcher.push(p.bytes)
+    if (!p.last) continue
+    matcher.end()
+    matcher = undefined
   }
   const out = new MatchRecorder()
   let m = 0
-  for (const [i, h] of holes.entries()) {
-    for (; m < list.matches.length && list.matches[m]!.target < h.target; m++) out.add(list.matches[m]!.target, list.matches[m]!.seed, list.matches[m]!.length)
-    const k = refined.get(i)
-    if (k === undefined) continue
-    aborted(opts.signal, 'refinement')
-    const found = new MatchRecorder()
-    const matcher = new Matcher(holeSignature(sig, h.seedLength, k), found, windowFor(h.length))
-    for (let at = 0; at < h.length; at += READ_PIECE) matcher.push(await target.read(h.target + at, Math.min(READ_PIECE, h.length - at)))
-    matcher.end()
-    for (const f of found.matches) out.add(h.target + f.target, h.seed + f.seed, f.length)
+  const upTo = (target: number): void => {
+    for (; m < list.matches.length && list.matches[m]!.target < target; m++) out.add(list.matches[m]!.target, list.matches[m]!.seed, list.matches[m]!.length)
   }
-  for (; m < list.matches.length; m++) out.add(list.matches[m]!.target, list.matches[m]!.seed, list.matches[m]!.length)
+  for (const [k, h] of refined.entries()) {
+    upTo(h.target)
+    for (const f of found[k]!.matches) out.add(h.target + f.target, h.seed + f.seed, f.length)
+  }
+  upTo(Infinity)
   return { seedSize: list.seedSize, targetSize: list.targetSize, matches: out.matches }
 }
 
@@ -82,23 +88,31 @@ export function encodeMatchedDelta(
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
     const w = new DeltaWriter(list.seedSize, { level: opts.level })
+    // The literals: what lies between the matches, read ahead of the writer (readRanges).
+    const gaps: ByteRange[] = []
     let pos = 0
-    const literalTo = async function* (end: number): AsyncGenerator<Uint8Array> {
-      for (; pos < end; ) {
-        aborted(opts.signal, 'delta')
-        const n = Math.min(READ_PIECE, end - pos)
-        w.literal(await target.read(pos, n))
-        pos += n
+    for (const m of list.matches) {
+      gaps.push({ offset: pos, length: m.target - pos })
+      pos = m.target + m.length
+    }
+    gaps.push({ offset: pos, length: list.targetSize - pos })
+    const pieces = readRanges(target, gaps, { piece: READ_PIECE, signal: opts.signal })
+    let next = await pieces.next()
+    try {
+      for (let g = 0; g < gaps.length; g++) {
+        for (; !next.done && next.value.range === g; next = await pieces.next()) {
+          aborted(opts.signal, 'delta')
+          w.literal(next.value.bytes)
+          yield* w.take()
+        }
+        const m = list.matches[g]
+        if (m === undefined) continue
+        w.copy(m.seed, m.length)
         yield* w.take()
       }
+    } finally {
+      await pieces.return(undefined)
     }
-    for (const m of list.matches) {
-      yield* literalTo(m.target)
-      w.copy(m.seed, m.length)
-      pos += m.length
-      yield* w.take()
-    }
-    yield* literalTo(list.targetSize)
     w.finish(list.targetSize, digest)
     yield* w.take()
     result = Object.freeze({ targetSize: list.targetSize, copiedBytes: w.copiedBytes, literalBytes: w.literalBytes, encodedBytes: w.encodedBytes })

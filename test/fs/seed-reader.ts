@@ -1,0 +1,57 @@
+import t from 'tap'
+import { truncate } from 'node:fs/promises'
+import { join } from 'node:path'
+import { readRanges } from '../../src/delta/read-ranges.js'
+import { openSeedReader, openSeedsReader } from '../../src/fs/index.js'
+import { randomBytes } from '../support/random.js'
+import { tempTree } from '../support/temp.js'
+
+const a = randomBytes(31, 300_000)
+const b = randomBytes(32, 200_000)
+const both = Buffer.concat([a, b])
+
+/** Random ranges over `size` bytes: small ones (read with a synchronous call) and some over
+ *  64 KiB (asynchronous), some across the two files. */
+function ranges(size: number, n: number, seed: number): { offset: number; length: number }[] {
+  let s = seed
+  const next = (m: number): number => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) % m
+  return Array.from({ length: n }, (_, i) => {
+    const length = 1 + (i % 5 === 0 ? next(150_000) : next(3000))
+    return { offset: next(size - length), length }
+  })
+}
+
+t.test('reads in flight together each get their own bytes: one file, and two files read as one', async (t) => {
+  const dir = await tempTree(t, { a, b })
+  for (const [name, open, bytes] of [
+    ['one file', () => openSeedReader(join(dir, 'a')), a],
+    ['two files', () => openSeedsReader([join(dir, 'a'), join(dir, 'b')]), both],
+  ] as const) {
+    const reader = await open()
+    try {
+      const want = ranges(bytes.length, 200, 5)
+      const got = await Promise.all(want.map((r) => reader.read(r.offset, r.length)))
+      t.ok(want.every((r, i) => Buffer.from(got[i]!).equals(bytes.subarray(r.offset, r.offset + r.length))), `${name}: 200 reads at once`)
+      let ok = true
+      for await (const p of readRanges(reader, want, { piece: 4096 })) {
+        const r = want[p.range]!
+        ok &&= Buffer.from(p.bytes).equals(bytes.subarray(r.offset + p.at, r.offset + p.at + p.bytes.length))
+      }
+      t.ok(ok, `${name}: read ahead by readRanges`)
+    } finally {
+      await reader.close()
+    }
+  }
+})
+
+t.test('a seed that shrank under a read is an IO error, by either kind of read', async (t) => {
+  const dir = await tempTree(t, { a })
+  const reader = await openSeedReader(join(dir, 'a'))
+  try {
+    await truncate(join(dir, 'a'), 1000)
+    await t.rejects(reader.read(2000, 100), { code: 'IO' }, 'small read (synchronous)')
+    await t.rejects(reader.read(2000, 100_000), { code: 'IO' }, 'large read')
+  } finally {
+    await reader.close()
+  }
+})

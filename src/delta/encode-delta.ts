@@ -1,6 +1,6 @@
 import { DsyncError } from '../errors.js'
-import { FileDigester, streamCheckerOrNone, type FileDigest } from '../hash/index.js'
-import { DeltaWriter } from './delta-writer.js'
+import { FileDigester, streamCheckerOrNone } from '../hash/index.js'
+import { DeltaWriter, type TargetCheck } from './delta-writer.js'
 import { Matcher, windowFor } from './matcher.js'
 import type { Signature } from './signature.js'
 
@@ -38,9 +38,10 @@ export function encodeDelta(
   target: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   opts: {
     signal?: AbortSignal
-    /** The target's SHA-256 when the caller just computed it over the same file: not computed
-     *  again (the receiver's check of the trailer says if the file changed in between). */
-    digest?: FileDigest
+    /** The target's check (its SHA-256, or its XXH3-128: then delta format version 2) when the
+     *  caller just computed it over the same file: not computed again (the receiver's check of
+     *  the trailer says if the file changed in between). */
+    digest?: TargetCheck
     /** zstd level of the literal frames (default DEFAULT_LEVEL, src/compress/codec.ts) */
     level?: number
     /** the target's buffers are never written again once yielded (openFileSource `fresh`):
@@ -59,7 +60,7 @@ export function encodeDelta(
     // The trailer's check: the given digest, else the target's XXH3-128 (fastCheck, where it
     // loads) or SHA-256, computed as the bytes go by.
     const checker = opts.fastCheck === true && opts.digest === undefined ? await streamCheckerOrNone() : undefined
-    const writer = new DeltaWriter(sig.seedSize, { level: opts.level, fastCheck: checker !== undefined })
+    const writer = new DeltaWriter(sig.seedSize, { level: opts.level, fastCheck: checker !== undefined || (opts.digest !== undefined && typeof opts.digest !== 'string') })
     const hasher = checker ?? (opts.digest === undefined ? new FileDigester() : undefined)
     const matcher = new Matcher(sig, writer, windowFor(opts.sizeHint))
     let size = 0

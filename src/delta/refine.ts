@@ -1,7 +1,7 @@
 import { DsyncError } from '../errors.js'
-import { FileDigester, type FileDigest } from '../hash/index.js'
+import { FileDigester, streamCheckerOrNone } from '../hash/index.js'
 import type { SeedReader } from './apply-delta.js'
-import { DeltaWriter } from './delta-writer.js'
+import { DeltaWriter, type TargetCheck } from './delta-writer.js'
 import type { DeltaStats } from './encode-delta.js'
 import { holesOf, MatchRecorder, type MatchList } from './match-list.js'
 import { Matcher, windowFor } from './matcher.js'
@@ -19,13 +19,18 @@ const aborted = (signal: AbortSignal | undefined, what: string): void => {
 /**
  * Round 1 of a refined delta: matches `target` (streamed once) against the seed's signature
  * with encodeDelta's rules, and keeps only the copies. Also returns the target's size and
- * SHA-256, which the final delta carries (the sender reads only the holes again); `digest`:
- * the SHA-256 the caller just computed over the same file, not computed again (as encodeDelta's).
+ * check, which the final delta carries (the sender reads only the holes again): `digest`, the
+ * check the caller just computed over the same file, not computed again (as encodeDelta's);
+ * else its XXH3-128 with `fastCheck` (where it loads), else its SHA-256.
  */
-export async function matchTarget(sig: Signature, target: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal; digest?: FileDigest; sizeHint?: number } = {}): Promise<{ list: MatchList; digest: FileDigest }> {
+export async function matchTarget(
+  sig: Signature,
+  target: AsyncIterable<Uint8Array>,
+  opts: { signal?: AbortSignal; digest?: TargetCheck; sizeHint?: number; fastCheck?: boolean } = {},
+): Promise<{ list: MatchList; digest: TargetCheck }> {
   const rec = new MatchRecorder()
   const matcher = new Matcher(sig, rec, windowFor(opts.sizeHint))
-  const digester = opts.digest === undefined ? new FileDigester() : undefined
+  const digester = opts.digest !== undefined ? undefined : ((opts.fastCheck === true ? await streamCheckerOrNone() : undefined) ?? new FileDigester())
   let size = 0
   for await (const input of target) {
     aborted(opts.signal, 'matching')
@@ -75,19 +80,19 @@ export async function refineMatches(list: MatchList, sig: RefineSignature, targe
 
 /**
  * The final delta of a refined exchange, in the ordinary delta format (protocol/DELTA.md): the
- * list's matches as COPY, its holes as literals read from `target`, and `digest` (round 1's) in
- * the trailer. A target that changed since round 1 fails the receiver's digest check, which
+ * list's matches as COPY, its holes as literals read from `target`, and `digest` (round 1's
+ * check: a SHA-256, or an XXH3-128 in format version 2) in the trailer. A target that changed since round 1 fails the receiver's digest check, which
  * resends it whole, as after a false match.
  */
 export function encodeMatchedDelta(
   list: MatchList,
   target: SeedReader,
-  digest: FileDigest,
+  digest: TargetCheck,
   opts: { signal?: AbortSignal; level?: number } = {},
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
-    const w = new DeltaWriter(list.seedSize, { level: opts.level })
+    const w = new DeltaWriter(list.seedSize, { level: opts.level, fastCheck: typeof digest !== 'string' })
     // The literals: what lies between the matches, read ahead of the writer (readRanges).
     const gaps: ByteRange[] = []
     let pos = 0

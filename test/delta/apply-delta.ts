@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { applyDelta, EMPTY_SIGNATURE, encodeDelta, identityDigest } from '../../src/delta/index.js'
-import { digestBytes } from '../../src/hash/index.js'
+import { applyDelta, computeSignature, EMPTY_SIGNATURE, encodeDelta, identityDigest } from '../../src/delta/index.js'
+import { digestBytes, newStreamChecker } from '../../src/hash/index.js'
 import { DsyncError } from '../../src/errors.js'
 import { collect, randomBytes, splitStream } from '../support/random.js'
 import { concat, equalBytes, makeDelta, memorySeed, patchBytes } from './support/roundtrip.js'
@@ -193,6 +193,18 @@ t.test('identityDigest: the digest of a delta that copies its whole seed in plac
   edited[100_000]! ^= 1
   t.equal(identityDigest((await makeDelta(big, edited, { blockSize: 4096 })).delta), undefined, 'one byte changed')
   t.equal(identityDigest((await makeDelta(big, big.subarray(4096), { blockSize: 4096 })).delta), undefined, 'its tail only')
+  // Checked with XXH3-128 (format version 2, a direct file's delta): that check.
+  const sig = await computeSignature(splitStream(big, [65536]), { size: big.length, blockSize: 4096 })
+  const fast = concat(await collect(encodeDelta(sig, splitStream(big, [65536]), { fastCheck: true }).bytes))
+  const checker = await newStreamChecker()
+  checker.update(big)
+  const check = checker.digest()
+  t.equal(fast[3], 2, 'a delta of format version 2')
+  t.strictSame(identityDigest(fast), check, 'its XXH3-128 (16 bytes)')
+  t.equal(identityDigest(fast.subarray(0, fast.length - 1)), undefined, 'version 2, cut short')
+  t.equal(identityDigest(concat([fast, new Uint8Array(1)])), undefined, 'version 2, a byte more')
+  const given = concat(await collect(encodeDelta(sig, splitStream(big, [65536]), { digest: check }).bytes))
+  t.strictSame(identityDigest(given), check, 'an XXH3-128 given as the check: version 2 with it')
   // Safety, whatever the inputs: a digest means the target is the seed, and it is the target's.
   await fc.assert(
     fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 20_000 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 19_999 }), async (s, edit, at) => {

@@ -66,6 +66,22 @@ t.test('a target changed between round 1 and the final delta fails the digest ch
   await t.rejects(patchBytes(seed, delta), { code: 'DIGEST_MISMATCH' })
 })
 
+t.test('with fastCheck the matched delta ends with the XXH3-128 (format version 2): it rebuilds, and a target changed before the final delta fails that check', async (t) => {
+  const seed = randomBytes(42, 100_000)
+  const target = seed.slice()
+  target[5000] ^= 1
+  const sig = await computeSignature(splitStream(seed, [65536]), { blockSize: 1024 })
+  const { list, digest } = await matchTarget(sig, splitStream(target, [65536]), { fastCheck: true })
+  t.ok(digest instanceof Uint8Array && digest.length === 16, 'a 16-byte check, not a SHA-256')
+  const delta = concat(await collect(encodeMatchedDelta(list, memorySeed(target), digest).bytes))
+  t.equal(delta[3], 2, 'format version 2')
+  t.ok(equalBytes(await patchBytes(seed, delta), target), 'rebuilt')
+  const changed = target.slice()
+  changed[5001] ^= 1
+  const bad = concat(await collect(encodeMatchedDelta(list, memorySeed(changed), digest).bytes))
+  await t.rejects(patchBytes(seed, bad), { code: 'DIGEST_MISMATCH' })
+})
+
 t.test('matchTarget given the digest the caller has: the same list, that digest carried (not computed)', async (t) => {
   const seed = randomBytes(44, 100_000)
   const target = seed.slice()

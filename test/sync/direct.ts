@@ -50,7 +50,8 @@ async function pushOnce(
   const fromSender: Message[] = []
   const sender = wrapChannel(a, {
     send: (msg) => {
-      fromSender.push(msg.t === 'data' ? { ...msg, bytes: new Uint8Array(0) } : msg)
+      // A data message keeps its first bytes only (a delta's magic and format version).
+      fromSender.push(msg.t === 'data' ? { ...msg, bytes: msg.bytes.slice(0, 8) } : msg)
       return a.send(msg)
     },
   })
@@ -113,7 +114,11 @@ function once(fn: () => Promise<void>): () => Promise<void> {
 
 const wants = (p: Pushed): Extract<Message, { t: 'want' }>[] => p.fromReceiver.filter((m): m is Extract<Message, { t: 'want' }> => m.t === 'want')
 
-t.test('a large file changed in place goes as a delta from its old version with no chunk list, measured by its matches, and is filed by its SHA-256', async (t) => {
+/** The delta format versions of the data the sender sent: 2 is checked with XXH3-128 (§4.11). */
+const deltaVersions = (p: Pushed): number[] =>
+  p.fromSender.filter((m): m is Extract<Message, { t: 'data' }> => m.t === 'data' && m.bytes[0] === 0x64 && m.bytes[1] === 0x73 && m.bytes[2] === 0x44).map((m) => m.bytes[3]!)
+
+t.test('a large file changed in place goes as a delta from its old version with no chunk list, measured by its matches, checked with XXH3-128 and filed by size and mtime', async (t) => {
   const { home, work } = await synced(t)
   const now = edited(old, 72)
   await writeFile(join(home, 'big.bin'), now)
@@ -127,9 +132,13 @@ t.test('a large file changed in place goes as a delta from its old version with 
   t.ok((e?.literalBytes ?? SIZE) < 200_000, `little literal (${e?.literalBytes} bytes for 40 KiB of edits)`)
   t.match(p.sent.events.find((x) => x.path === 'big.bin'), { action: 'delta' }, 'the sender reports it so too')
   t.ok((await readFile(join(work, 'big.bin'))).equals(now), 'written as it is now')
+  t.same(deltaVersions(p), [2], 'one delta, ending with the XXH3-128 of the file (format version 2)')
   const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
   t.teardown(() => store.close())
-  t.equal(store.getBase('big.bin')?.digest, digestBytes(now), 'its base: the SHA-256 the delta ended with')
+  const st = await stat(join(work, 'big.bin'))
+  const base = store.getBase('big.bin')
+  t.ok(base?.size === now.length && Math.abs((base?.mtimeMs ?? 0) - st.mtimeMs) < 0.01, 'its base: size and mtime')
+  t.equal(store.getBase('big.bin')?.digest, undefined, 'no digest: an XXH3-128 is not filed as one')
   t.equal(store.get('big.bin'), undefined, 'no record: chunked when first needed as a seed')
 })
 
@@ -142,6 +151,10 @@ t.test('with a sender of version 6 the file is listed and decided as before', as
   t.ok(p.fromSender.some((m) => m.t === 'chunks'), 'its chunk list')
   t.match(p.report.events.find((x) => x.path === 'big.bin'), { action: 'delta', seed: 'big.bin' })
   t.ok((await readFile(join(work, 'big.bin'))).equals(now), 'written as it is now')
+  t.ok(deltaVersions(p).length > 0 && deltaVersions(p).every((v) => v === 1), 'its delta ends with the SHA-256 its list carried')
+  const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  t.equal(store.getBase('big.bin')?.digest, digestBytes(now), 'which the receiver files')
 })
 
 t.test('a receiver whose copy changed since the last sync gets the list: its copy is kept as a conflict copy, not overwritten unseen', async (t) => {
@@ -190,9 +203,12 @@ t.test('a large file only touched on the sender is checked against its digest wh
   t.equal(after.ino, before.ino, 'the same file: not rewritten')
   t.ok(Math.abs(after.mtimeMs - (await stat(join(home, 'big.bin'))).mtimeMs) < 0.01, `the sender's mtime (${after.mtimeMs} vs ${later.getTime()})`)
   t.ok((await readFile(join(work, 'big.bin'))).equals(old), 'its bytes as they were')
+  t.same(deltaVersions(p), [2], 'checked with its XXH3-128')
   const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
   t.teardown(() => store.close())
-  t.equal(store.getBase('big.bin')?.digest, digestBytes(old), 'its base: the digest checked')
+  const base = store.getBase('big.bin')
+  t.ok(base?.size === old.length && Math.abs((base?.mtimeMs ?? 0) - after.mtimeMs) < 0.01, 'its base: the size and the new mtime')
+  t.equal(store.getBase('big.bin')?.digest, undefined, 'no digest filed from an XXH3-128')
 })
 
 t.test('a file matched whole in place that is not the same after all (this side changed under the rounds) comes whole', async (t) => {

@@ -6,7 +6,7 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 7
+export const PROTOCOL_VERSION = 8
 
 /** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
  *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); version 3 lets a
@@ -14,8 +14,9 @@ export const PROTOCOL_VERSION = 7
  *  as directory summaries first (§4.9); version 5 adds the `query` role, a served tree's
  *  similarity index asked (§4.10); version 6 lets a sender check a large file sent whole with
  *  XXH3-128 (§4.11); version 7 lets a receiver plan a large changed file against its own old
- *  version without its chunk list (`want.direct`, §4.12). Otherwise push and pull are the same in all. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([7, 6, 5, 4, 3, 2, 1])
+ *  version without its chunk list (`want.direct`, §4.12); version 8 lets a sender end such a
+ *  file's delta with its XXH3-128 (§4.12). Otherwise push and pull are the same in all. */
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([8, 7, 6, 5, 4, 3, 2, 1])
 
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
@@ -42,6 +43,10 @@ export const FAST_CHECK_PROTOCOL_VERSION = 6
 
 /** The first version whose senders take `want.direct` (§4.12): no chunk list, a plan follows. */
 export const DIRECT_PROTOCOL_VERSION = 7
+
+/** The first version whose receivers check a `want.direct` file whose delta ends with its
+ *  XXH3-128 in place when only its time changed (§4.12): an older one rewrites it. */
+export const DIRECT_CHECK_PROTOCOL_VERSION = 8
 
 const KiB = 1024
 const MiB = 1024 * KiB

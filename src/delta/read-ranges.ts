@@ -72,10 +72,11 @@ export async function* readRanges(reader: SeedReader, ranges: readonly ByteRange
   }
   try {
     for (;;) {
+      // Checked before any read starts: an abort leaves only what was in flight to wait for.
+      if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'reading cancelled', { cause: opts.signal.reason })
       while ((started.length === 0 || (started.length < READ_AHEAD_COUNT && inFlight < aheadBytes)) && startNext());
       const next = started.shift()
       if (next === undefined) return
-      if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'reading cancelled', { cause: opts.signal.reason })
       const bytes = await next.read
       inFlight -= next.length
       yield { ...next.piece, bytes }

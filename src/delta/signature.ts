@@ -84,12 +84,18 @@ export function blockSizeForChange(size: number, changedRegions: number): number
 }
 
 /**
- * Block size when nothing says how much of the target changed (a plan made with no chunk list:
- * sync's `want.direct`): √size, rsync's rule, which blockSizeForChange gives for ~4.5 regions.
- * Refinement rounds then shrink the blocks around each hole. 1 GiB: 32 KiB blocks, 147 KB.
+ * Round-1 block size when nothing says how much of the target changed (a plan made with no chunk
+ * list: sync's `want.direct`), refinement rounds following: sized as blockSizeForRefinement for
+ * one changed region per MiB (~18 KiB blocks whatever the size), but never below √size (rsync's
+ * rule, which blockSizeForChange gives for ~4.5 regions). Below ~320 MB the first rule wins:
+ * round 1 sends a smaller signature, and the rounds find the edits in its larger holes. By hand
+ * (one file changed in place, signature + rounds + delta, both ways), √size against this:
+ * 30 MiB with 1 KiB inserted 26,625 → 10,008 B; 50 MiB with 100 × 64 B overwritten 66,499 →
+ * 57,008 B; 20 MiB of log with 1 MiB appended 352,392 → 337,545 B. 1 GiB: 32 KiB blocks (√size,
+ * 147 KB); one region per MiB there (1,024 overwrites) would be 1.94 MB in all against 1.78.
  */
 export function blockSizeForUnknownChange(size: number): number {
-  return blockSizeForChange(size, SIGNATURE_BYTES_PER_BLOCK)
+  return Math.max(blockSizeForChange(size, SIGNATURE_BYTES_PER_BLOCK), blockSizeForRefinement(size, size / (1024 * 1024)))
 }
 
 /** Key bytes per block of a refinement round, for sizing (refine-signature.ts). */

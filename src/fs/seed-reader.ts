@@ -8,14 +8,27 @@ import { openRegular } from './open-regular.js'
 const REUSED_READ_BYTES = 1024 * 1024
 
 /**
- * Reads of at most this size are made with a synchronous call: an asynchronous one is a trip
- * through libuv's thread pool, ~0.1–0.2 ms each here from the page cache, against a few µs for
- * the system call. A refinement round reads each small hole of a file (50 MiB with 100 × 64 B
- * overwrites: 100 holes of ~1.5 KiB, four rounds and the delta): those trips were most of the
- * sender's time in the rounds (by hand, wait ~10 ms of a 25 ms round even with 32 reads in
- * flight). Larger reads stay asynchronous: they would hold the event loop as long as they take.
+ * With `syncSmall`, reads of at most this size are made with a synchronous call: an asynchronous
+ * one is a trip through libuv's thread pool, ~0.1–0.2 ms each here from the page cache, against
+ * a few µs for the system call. A refinement round reads each small hole of a file (50 MiB with
+ * 100 × 64 B overwrites: 100 holes of ~1.5 KiB, four rounds and the delta): those trips were
+ * most of the sender's time in the rounds (by hand, waits of ~10 ms in a 25 ms round even with
+ * 32 reads in flight; ~2 ms with this). Larger reads stay asynchronous, and so do all of a
+ * reader without it (a rebuild's): a synchronous read holds the event loop, and every session
+ * of a server with it, as long as the disk takes.
  */
 const SYNC_READ_BYTES = 64 * 1024
+
+/** Options of openSeedReader and openSeedsReader. */
+export interface SeedReaderOptions {
+  /** refuse a symlink at the path (see openRegular) */
+  readonly noFollow?: boolean
+  /** reads of up to 1 MiB go into two buffers in turn (see openSeedReader) */
+  readonly reuse?: boolean
+  /** reads of up to SYNC_READ_BYTES are synchronous calls: for many small reads from the page
+   *  cache (refinement's holes) */
+  readonly syncSmall?: boolean
+}
 
 /** Where each read goes: a new buffer, or (`reuse`) one of two in turn, up to REUSED_READ_BYTES. */
 function readBuffers(reuse: boolean): (length: number) => Uint8Array {
@@ -39,7 +52,7 @@ function readBuffers(reuse: boolean): (length: number) => Uint8Array {
  * keeps): rebuilding 1 GiB allocated 1 GiB of buffers otherwise, ~0.15–0.2 s of its garbage
  * collection here. Without it, each read gets a new buffer, which the caller may keep.
  */
-export async function openSeedReader(path: string, opts: { noFollow?: boolean; reuse?: boolean } = {}): Promise<SeedReader & { close(): Promise<void> }> {
+export async function openSeedReader(path: string, opts: SeedReaderOptions = {}): Promise<SeedReader & { close(): Promise<void> }> {
   const handle = await openRegular(path, { noFollow: opts.noFollow === true })
   let size: number
   try {
@@ -53,7 +66,8 @@ export async function openSeedReader(path: string, opts: { noFollow?: boolean; r
     size,
     async read(offset: number, length: number): Promise<Uint8Array> {
       const out = bufferFor(length)
-      const small = length <= SYNC_READ_BYTES
+      // (A closed handle's fd is -1: the asynchronous read then says it is closed.)
+      const small = opts.syncSmall === true && length <= SYNC_READ_BYTES && handle.fd >= 0
       for (let got = 0; got < length; ) {
         let n: number
         try {
@@ -75,7 +89,7 @@ export async function openSeedReader(path: string, opts: { noFollow?: boolean; r
  * addresses them (a file made of pieces of two files copies from both: DESIGN.md "Decision").
  * One path is openSeedReader's own reader. `reuse` as openSeedReader's.
  */
-export async function openSeedsReader(paths: readonly string[], opts: { noFollow?: boolean; reuse?: boolean } = {}): Promise<SeedReader & { close(): Promise<void> }> {
+export async function openSeedsReader(paths: readonly string[], opts: SeedReaderOptions = {}): Promise<SeedReader & { close(): Promise<void> }> {
   if (paths.length === 1) return openSeedReader(paths[0]!, opts)
   const parts: (SeedReader & { close(): Promise<void> })[] = []
   try {

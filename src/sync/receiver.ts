@@ -143,15 +143,19 @@ function cameWithoutList(t: Transfer): boolean {
 /**
  * A changed file at least this large, whose old version here is the one last synced, is planned
  * against that version at once (`want.direct`, PROTOCOL.md §4.12): no chunk list. Its list cost
- * the sender a whole read, chunked and hashed (~2.2 s a GiB here), while this side hashed its old
- * version (no digest after a large file came whole), before round 1 could start: 1 GiB with 1,024
- * scattered 1 KiB overwrites spent ~2.3 of its ~7–8 s there. What is lost for such a file: a seed
- * elsewhere in the tree, a second seed, and a copy found by digest; the old version is the seed
- * (its similarity is measured on the matches, as any trial's), and a file only touched is
- * rewritten from it, as rsync does. The same size as WINDOWED_PROBE_BYTES, the large files a new
- * one is probed by windows for.
+ * the sender a whole read, chunked and hashed (~2.2 s a GiB here; ~0.1 s for 50 MiB), and this
+ * side ranked seeds by it (~45 ms for 50 MiB) before round 1 could start: 1 GiB with 1,024
+ * scattered 1 KiB overwrites spent ~2.3 of its ~7–8 s there. What is lost for such a file: a
+ * seed elsewhere in the tree, a second seed, and a copy found by digest; the old version is the
+ * seed (its similarity is measured on the matches, as any trial's), and a file only touched is
+ * rewritten from it, as rsync does. From 8 MiB (was 64): by hand, one file changed in place,
+ * list against direct (both ways, with round 1 sized by blockSizeForUnknownChange): 30 MiB with
+ * 1 KiB inserted 0.45–0.60 → 0.42–0.44 s and 15,797 → 10,008 B; 50 MiB with 100 × 64 B
+ * overwrites 0.80–0.83 → 0.53–0.62 s and ~77 → 57 KB; 20 MiB of log with 1 MiB appended
+ * 0.45–0.53 → 0.38–0.47 s and 341,844 → 337,545 B. Below it a list costs the sender under
+ * ~20 ms, and keeps a seed elsewhere and a copy by digest for the files most often copied.
  */
-const DIRECT_MIN_BYTES = WINDOWED_PROBE_BYTES
+const DIRECT_MIN_BYTES = 8 * 1024 * 1024
 
 /** A file's chunks as a record keeps them: all, or the sample of a large file. */
 type ChunkList = Pick<FileRecord, 'chunks' | 'sampled'>
@@ -1376,7 +1380,7 @@ class Receiver {
     }
     const signature = encodeSignature(sig)
     t.matches = new Mailbox(signal, 'match list')
-    const seed = await openSeedsReader(seedAbs, { noFollow: true })
+    const seed = await openSeedsReader(seedAbs, { noFollow: true, syncSmall: true })
     try {
       this.#out.post({ t: 'plan', id: t.id, method: 'delta', seed: seedPath, similarity: event.similarity ?? 0, signature, refine: true })
       try {
@@ -1495,7 +1499,9 @@ class Receiver {
       if (code === 'EPERM' || code === 'EACCES') return (async function* () { yield* head })()
       throw err
     }
-    await this.#sameContent(t.entry, cur, sha ? digest : undefined, t.id)
+    // An XXH3-128 is not filed: the base keeps the SHA-256 it had, if any (its size and mtime
+    // were the file's, which read unchanged since: the same bytes).
+    await this.#sameContent(t.entry, cur, sha ? digest : this.#baseOf(t.entry.path)?.digest, t.id)
     this.#settle(t)
     return true
   }

@@ -17,11 +17,11 @@ import { ListOffer } from './list-offer.js'
 import { TreeSummary } from './tree-summary.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
-import { PROBE_KEYS, probeKeys, probeWindows, windowedProbeKeys } from './probe.js'
+import { PROBE_KEYS, probeKeys, probeWindows, WINDOWED_PROBE_BYTES, windowedProbeKeys } from './probe.js'
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import { peerReadsWindows, peerTakesFastCheck, speaksDirect, type RoleDeps } from './session.js'
+import { peerChecksDirectFast, peerReadsWindows, peerTakesFastCheck, speaksDirect, type RoleDeps } from './session.js'
 
 /** Everything the sender role needs, given by the flow (push on the client, pull on the server). */
 export interface SenderDeps extends RoleDeps {
@@ -195,13 +195,15 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
    *  until it is sent */
   const listedRecords = new Map<number, { digest: TargetCheck; size: number; mtimeMs: number }>()
   /**
-   * A file asked for by `want.direct` (§4.12) ends its delta with its XXH3-128, not its SHA-256,
-   * where the receiver takes such a check (§4.11): no one needs its SHA-256 (the receiver files
-   * it by size and mtime, as a large file sent whole, and hashes it when it is first needed as a
-   * seed), and the receiver's rebuild hashes what it writes: 1 GiB with 1,024 overwrites, its
-   * CPU in the rebuild ~0.6 s of SHA-256 (1.9 s without SHA instructions) against ~0.25 s.
+   * A file asked for by `want.direct` (§4.12) of WINDOWED_PROBE_BYTES or more ends its delta with
+   * its XXH3-128, not its SHA-256, where the receiver takes such a check (version 8): the
+   * receiver's rebuild hashes what it writes (1 GiB with 1,024 overwrites: ~0.6 s of SHA-256
+   * here, 1.9 s without SHA instructions, against ~0.25 s), and files it by size and mtime, as
+   * a large file sent whole (§4.11), hashing it when first needed as a seed. A smaller one keeps
+   * its SHA-256 (~35 ms at 64 MiB): its base's digest is what tells a copy only touched on the
+   * receiver since from one changed there (a conflict).
    */
-  const directCheck = peerTakesFastCheck(d)
+  const directCheck = (size: number | undefined): boolean => peerChecksDirectFast(d) && size !== undefined && size >= WINDOWED_PROBE_BYTES
   /** files probed by windows, whose SHA-256 neither side has computed: sent whole, they end
    *  with their XXH3-128 instead (§4.11), until a list of them goes or their result comes */
   const unhashed = new Set<number>()
@@ -250,7 +252,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     try {
       const abs = await resolveInside(d.root, path)
       const st = lstatSync(abs)
-      const h = (directCheck ? await streamCheckerOrNone() : undefined) ?? new FileDigester()
+      const h = (directCheck(st.size) ? await streamCheckerOrNone() : undefined) ?? new FileDigester()
       for await (const bytes of unchangedWhileRead(openFileSource(abs, { signal, noFollow: true }), abs, path)) h.update(bytes)
       // Not for a file settled meanwhile (its result came: no plan will).
       if (prehashes.has(id)) listedRecords.set(id, { digest: h.digest(), size: st.size, mtimeMs: st.mtimeMs })
@@ -312,7 +314,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     if (receiverDone) throw giveUp(id, 'the receiver ended the session')
     const rounds = new Mailbox<Extract<Message, { t: 'refine' }>>(signal, 'refine')
     refining.set(id, rounds)
-    const reader = kept !== undefined ? memoryReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true })
+    const reader = kept !== undefined ? memoryReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true, syncSmall: true })
     try {
       const stream = Array.isArray(source) ? (async function* () { yield* source })() : source
       let { list, digest } = await matchTarget(sig, stream, { signal, ...known })
@@ -427,7 +429,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       }
       const sizeHint = kept?.length ?? listed?.size ?? files.get(path)?.size
       const direct = unlisted && plan.method !== 'whole'
-      const known: KnownTarget = { ...(digest !== undefined && { digest }), ...(sizeHint !== undefined && { sizeHint }), ...(direct && directCheck && { fastCheck: true }) }
+      const known: KnownTarget = { ...(digest !== undefined && { digest }), ...(sizeHint !== undefined && { sizeHint }), ...(direct && directCheck(sizeHint) && { fastCheck: true }) }
       // Sent whole and hashed by no one yet: checked with XXH3-128, 2.4× faster than SHA-256
       // here and 7.7× where the CPU has no SHA instructions (§4.11, src/hash/stream-check.ts).
       const fastCheck = fresh && digest === undefined && unhashed.has(plan.id) && peerTakesFastCheck(d)

@@ -2,7 +2,7 @@ import { mkdir, stat } from 'node:fs/promises'
 import { chunkParams, type ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { fsError } from '../fs/index.js'
-import { DIRECT_PROTOCOL_VERSION, FAST_CHECK_PROTOCOL_VERSION, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type FileEntry, type SessionOptions } from '../net/index.js'
+import { DIRECT_CHECK_PROTOCOL_VERSION, DIRECT_PROTOCOL_VERSION, FAST_CHECK_PROTOCOL_VERSION, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type FileEntry, type SessionOptions } from '../net/index.js'
 import { Store } from '../store/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../similarity/index.js'
 import type { FileEvent, SyncReport, SyncSummary } from './report.js'
@@ -46,6 +46,12 @@ export function peerTakesFastCheck(d: Pick<RoleDeps, 'version'>): boolean {
  *  build's own when the version is not known. */
 export function speaksDirect(d: Pick<RoleDeps, 'version'>): boolean {
   return (d.version ?? PROTOCOL_VERSION) >= DIRECT_PROTOCOL_VERSION
+}
+
+/** Whether the peer of a session takes a `want.direct` file's delta ending with its XXH3-128
+ *  (§4.12, version 8): one only touched is still checked in place, not rewritten. */
+export function peerChecksDirectFast(d: Pick<RoleDeps, 'version'>): boolean {
+  return (d.version ?? PROTOCOL_VERSION) >= DIRECT_CHECK_PROTOCOL_VERSION
 }
 
 /** Chunk params every dsync uses for sync: both sides must cut the same way. */

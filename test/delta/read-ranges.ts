@@ -111,7 +111,7 @@ t.test('a failed read fails at its turn, after the pieces before it; the others 
   t.equal(state.inFlight, 0, 'no read left in flight')
 })
 
-t.test('an aborted signal stops it with ABORTED', async (t) => {
+t.test('an aborted signal stops it with ABORTED; aborted before, it reads nothing', async (t) => {
   const bytes = randomBytes(6, 10_000)
   const { reader, state } = slowReader(bytes, 13)
   const ac = new AbortController()
@@ -120,4 +120,7 @@ t.test('an aborted signal stops it with ABORTED', async (t) => {
     for await (const p of readRanges(reader, ranges, { signal: ac.signal })) if (p.range === 1) ac.abort()
   }, { code: 'ABORTED' })
   t.equal(state.inFlight, 0, 'no read left in flight')
+  const before = slowReader(bytes, 15)
+  await t.rejects(all(readRanges(before.reader, ranges, { signal: AbortSignal.abort() })), { code: 'ABORTED' })
+  t.equal(before.state.reads, 0, 'no read started')
 })

@@ -25,7 +25,9 @@ t.test('reads in flight together each get their own bytes: one file, and two fil
   const dir = await tempTree(t, { a, b })
   for (const [name, open, bytes] of [
     ['one file', () => openSeedReader(join(dir, 'a')), a],
+    ['one file, small reads synchronous', () => openSeedReader(join(dir, 'a'), { syncSmall: true }), a],
     ['two files', () => openSeedsReader([join(dir, 'a'), join(dir, 'b')]), both],
+    ['two files, small reads synchronous', () => openSeedsReader([join(dir, 'a'), join(dir, 'b')], { syncSmall: true }), both],
   ] as const) {
     const reader = await open()
     try {
@@ -44,9 +46,9 @@ t.test('reads in flight together each get their own bytes: one file, and two fil
   }
 })
 
-t.test('a seed that shrank under a read is an IO error, by either kind of read', async (t) => {
+t.test('a seed that shrank under a read is an IO error, by either kind of read; a read once closed too', async (t) => {
   const dir = await tempTree(t, { a })
-  const reader = await openSeedReader(join(dir, 'a'))
+  const reader = await openSeedReader(join(dir, 'a'), { syncSmall: true })
   try {
     await truncate(join(dir, 'a'), 1000)
     await t.rejects(reader.read(2000, 100), { code: 'IO' }, 'small read (synchronous)')
@@ -54,4 +56,5 @@ t.test('a seed that shrank under a read is an IO error, by either kind of read',
   } finally {
     await reader.close()
   }
+  await t.rejects(reader.read(0, 100), { code: 'IO', message: /closed/ }, 'closed: said so')
 })

@@ -142,6 +142,60 @@ t.test('a large file changed in place goes as a delta from its old version with 
   t.equal(store.get('big.bin'), undefined, 'no record: chunked when first needed as a seed')
 })
 
+t.test('from 8 MiB a file changed in place goes direct; under it, it is listed; both come as small deltas', async (t) => {
+  for (const [size, direct] of [[9 * 1024 * 1024, true], [7 * 1024 * 1024, false]] as const) {
+    const before = randomBytes(size, size)
+    const home = await tempTree(t, { 'f.bin': before })
+    const work = await tempTree(t)
+    await pushOnce(home, work)
+    const now = edited(before, size + 1)
+    await writeFile(join(home, 'f.bin'), now)
+    const p = await pushOnce(home, work)
+    t.same(wants(p).map((w) => w.direct === true), [direct], `${size} bytes: ${direct ? 'direct' : 'an ordinary want'}`)
+    t.equal(p.fromSender.some((m) => m.t === 'chunks'), !direct, direct ? 'no chunk list' : 'its chunk list')
+    t.match(p.report.events.find((x) => x.path === 'f.bin'), { action: 'delta', seed: 'f.bin' })
+    t.ok((await readFile(join(work, 'f.bin'))).equals(now), 'written as it is now')
+    const literal = p.report.events.find((x) => x.path === 'f.bin')?.literalBytes ?? size
+    t.ok(literal < 120_000, `${literal} literal bytes for 40 KiB of edits`)
+    t.ok(deltaVersions(p).length > 0 && deltaVersions(p).every((v) => v === 1), 'under 64 MiB: its delta ends with its SHA-256')
+    const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+    t.equal(store.getBase('f.bin')?.digest, digestBytes(now), 'which the receiver files as its base')
+    await store.close()
+  }
+})
+
+t.test('a mid-size direct file touched on the receiver since, then edited on the sender, is overwritten: its base digest says it is the same (no conflict copy)', async (t) => {
+  const size = 9 * 1024 * 1024
+  const before = randomBytes(size + 1, size)
+  const home = await tempTree(t, { 'f.bin': before })
+  const work = await tempTree(t)
+  await pushOnce(home, work)
+  const v2 = edited(before, size + 2)
+  await writeFile(join(home, 'f.bin'), v2)
+  t.same(wants(await pushOnce(home, work)).map((w) => w.direct === true), [true], 'second push: direct')
+  const later = new Date(Date.now() + 120_000)
+  await utimes(join(work, 'f.bin'), later, later) // touched there, same bytes
+  const v3 = edited(v2, size + 3)
+  await writeFile(join(home, 'f.bin'), v3)
+  const p = await pushOnce(home, work)
+  t.match(p.report.events.find((x) => x.path === 'f.bin'), { action: 'delta' }, 'a delta, not a conflict')
+  t.same((await readdir(work)).filter((n) => n.includes('conflict')), [], 'no conflict copy')
+  t.ok((await readFile(join(work, 'f.bin'))).equals(v3), 'written as it is now')
+})
+
+t.test('with a receiver of version 7 a direct file of 64 MiB or more ends with its SHA-256, which is filed (an older receiver checks only that in place)', async (t) => {
+  const { home, work } = await synced(t)
+  const now = edited(old, 74)
+  await writeFile(join(home, 'big.bin'), now)
+  const p = await pushOnce(home, work, { version: 7 })
+  t.same(wants(p).map((w) => w.direct === true), [true], 'direct')
+  t.ok(deltaVersions(p).length > 0 && deltaVersions(p).every((v) => v === 1), 'format version 1: SHA-256')
+  t.ok((await readFile(join(work, 'big.bin'))).equals(now), 'written as it is now')
+  const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  t.equal(store.getBase('big.bin')?.digest, digestBytes(now), 'its base: that SHA-256')
+})
+
 t.test('with a sender of version 6 the file is listed and decided as before', async (t) => {
   const { home, work } = await synced(t)
   const now = edited(old, 73)

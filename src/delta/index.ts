@@ -31,6 +31,7 @@ export {
   type RefineSignature,
   type RefinePlan,
   MAX_REFINE_BLOCKS,
+  DIRECT_REFINE_SPAN,
   planRefinement,
   computeRefineSignature,
   encodeRefineSignature,

@@ -38,6 +38,18 @@ const REFINE_KEY_BYTES = 3.75
 /** A hole is refined only when its seed range is at most this long: larger ones are rewrites. */
 const MAX_REFINE_RANGE = 4 * 1024 * 1024
 
+/**
+ * A refined range is at most this many of the last round's blocks (refinable): an edit inside a
+ * run of copies leaves one or two unmatched. After a round 1 whose blocks were sized with no
+ * idea of the changes (a direct plan: blockSizeForUnknownChange), DIRECT_REFINE_SPAN: there,
+ * edits in one page in ten of random data (20 MiB, 64 B each) left runs of unmatched 18 KiB
+ * blocks longer than 4 (two clean blocks in a row restart a run), which went as literals:
+ * 4.06 MB both ways, against 165 KB with the chunk lists' block size; with 32, 195 KB (a review,
+ * by hand). A range that long which is really rewritten costs its keys, ~1.5% of it.
+ */
+export const REFINE_SPAN = 4
+export const DIRECT_REFINE_SPAN = 32
+
 /** Most blocks in one refinement signature: ~2 MiB of keys, under the plan message's 3 MiB
  *  signature limit (protocol/messages.ts). Past it the round's blocks grow instead. */
 export const MAX_REFINE_BLOCKS = 512 * 1024
@@ -48,12 +60,13 @@ export const MAX_REFINE_BLOCKS = 512 * 1024
  * blocks unmatched; a longer range is a rewrite, or a hole an earlier round already refined in
  * vain), and be of a size like the hole's: an edit changes a range's length by its own size,
  * and a hole much longer or shorter than its range is a large insertion or deletion, where the
- * keys would buy nothing. `prevBlock`: the block size of the round that left the holes.
+ * keys would buy nothing. `prevBlock`: the block size of the round that left the holes;
+ * `span`: how many of its blocks a refined range may be (planRefinement).
  */
-function refinable(h: Hole, prevBlock: number): boolean {
+function refinable(h: Hole, prevBlock: number, span: number): boolean {
   return (
     h.seedLength > 0 &&
-    h.seedLength <= Math.min(MAX_REFINE_RANGE, 4 * prevBlock) &&
+    h.seedLength <= Math.min(MAX_REFINE_RANGE, span * prevBlock) &&
     h.seedLength <= 2 * h.length + prevBlock &&
     h.length <= 2 * h.seedLength + prevBlock
   )
@@ -89,11 +102,11 @@ export function refineKeyBits(holes: number, windowTests: number, maxCount: numb
  * `prevBlock`: the block size of the round that found the matches; each round's blocks are at
  * most half the last round's, so the rounds end (at MIN_REFINE_BLOCK at the latest).
  */
-export function planRefinement(list: MatchList, prevBlock: number): RefinePlan | null {
+export function planRefinement(list: MatchList, prevBlock: number, span: number = REFINE_SPAN): RefinePlan | null {
   const holes = holesOf(list)
   const picked: number[] = []
   holes.forEach((h, i) => {
-    if (refinable(h, prevBlock)) picked.push(i)
+    if (refinable(h, prevBlock, span)) picked.push(i)
   })
   if (picked.length === 0) return null
   const ranges = picked.map((i) => holes[i]!.seedLength).sort((a, b) => a - b)

@@ -2,7 +2,7 @@ import { link, lstat, mkdir, rename, rm, statfs, symlink } from 'node:fs/promise
 import { dirname, join, posix } from 'node:path'
 import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
 import {
-  blockSizeForChange, blockSizeForRefinement, blockSizeForUnknownChange, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
+  blockSizeForChange, blockSizeForRefinement, blockSizeForUnknownChange, changedRegions, DIRECT_REFINE_SPAN, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
   encodeSignature, identityDigest, IDENTITY_DELTA_MAX_BYTES, isIdentity, matchedSimilarity, MIN_MEASURABLE_CHUNKS, passesThreshold, planRefinement, rankSeeds, secondSeed, type SecondSeed, type SeedCandidate, type SeedReader,
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
@@ -26,7 +26,7 @@ import { WINDOWED_PROBE_BYTES } from './probe.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import { peerReadsWindows, speaksDirect, type RoleDeps } from './session.js'
+import { peerChecksDirectFast, peerReadsWindows, speaksDirect, type RoleDeps } from './session.js'
 import { sameSummary, TreeSummary } from './tree-summary.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
@@ -844,6 +844,10 @@ class Receiver {
   #wantDirect(e: FileEntry, cur: TreeEntry | undefined): boolean {
     if (cur?.kind !== 'file' || e.digest !== undefined || e.size < DIRECT_MIN_BYTES || cur.size < REFINE_MIN_SEED_BYTES) return false
     if (this.d.options.dryRun || !speaksDirect(this.d)) return false
+    // Under 64 MiB only from a sender of version 8: one of version 7 may end the delta with an
+    // XXH3-128, which leaves the base no digest (a copy touched here since would then be taken
+    // for one changed: a conflict copy); version 8 ends such a file with its SHA-256.
+    if (e.size < WINDOWED_PROBE_BYTES && !peerChecksDirectFast(this.d)) return false
     const base = this.#baseOf(e.path)
     return this.d.options.force || isBase({ size: cur.size, mtimeMs: cur.mtimeMs }, base)
   }
@@ -1419,7 +1423,7 @@ class Receiver {
       if (list.seedSize !== size || list.targetSize !== t.size) {
         throw new DsyncError('BAD_MESSAGE', `match list for ${t.entry.path} is for a ${list.seedSize}-byte seed and a ${list.targetSize}-byte file, not ${size} and ${t.size}`)
       }
-      const plan = round < MAX_REFINE_ROUNDS ? planRefinement(list, prevBlock) : null
+      const plan = round < MAX_REFINE_ROUNDS ? planRefinement(list, prevBlock, round === 0 && t.direct === true ? DIRECT_REFINE_SPAN : undefined) : null
       if (plan === null) {
         if (!trial) {
           this.#out.post({ t: 'refine', id: t.id, signature: null })
@@ -1499,9 +1503,12 @@ class Receiver {
       if (code === 'EPERM' || code === 'EACCES') return (async function* () { yield* head })()
       throw err
     }
-    // An XXH3-128 is not filed: the base keeps the SHA-256 it had, if any (its size and mtime
-    // were the file's, which read unchanged since: the same bytes).
-    await this.#sameContent(t.entry, cur, sha ? digest : this.#baseOf(t.entry.path)?.digest, t.id)
+    // An XXH3-128 is not filed: the base keeps the SHA-256 it had, if any, when its size and
+    // mtime are the file's (it read unchanged since: the same bytes). Under --force the file may
+    // not be its base: then no digest.
+    const base = this.#baseOf(t.entry.path)
+    const kept = sha ? digest : isBase({ size: cur.size, mtimeMs: cur.mtimeMs }, base) ? base?.digest : undefined
+    await this.#sameContent(t.entry, cur, kept, t.id)
     this.#settle(t)
     return true
   }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import {
   computeRefineSignature,
+  DIRECT_REFINE_SPAN,
   decodeRefineSignature,
   encodeRefineSignature,
   holesOf,
@@ -30,6 +31,18 @@ t.test('planRefinement picks the holes inside runs of copies, with blocks â‰ˆ âˆ
   t.ok(plan!.blockSize >= 96 && plan!.blockSize <= 128, `block ${plan!.blockSize}`)
   t.equal(planRefinement(list, 16), null, 'no round below 16-byte blocks')
   t.equal(planRefinement({ ...list, matches: [list.matches[0]!] }, 4096), null, 'an append (no seed range of its size) is not refined')
+})
+
+t.test('a hole of several of the last round\'s blocks is refined only with a wider span (after a direct round 1)', async (t) => {
+  const wide: MatchList = {
+    seedSize: 400_000,
+    targetSize: 400_000,
+    // One hole of 10 blocks of 18 KiB between two runs of copies.
+    matches: [{ target: 0, seed: 0, length: 100_000 }, { target: 284_320, seed: 284_320, length: 115_680 }],
+  }
+  t.equal(planRefinement(wide, 18_432), null, 'span 4 (default): a 10-block hole is a rewrite')
+  const plan = planRefinement(wide, 18_432, DIRECT_REFINE_SPAN)
+  t.same(plan?.holes, [0], `span ${DIRECT_REFINE_SPAN}: refined`)
 })
 
 t.test('decode(encode(sig), list) deep-equals sig; the keys are those of the seed ranges', async (t) => {

@@ -209,6 +209,9 @@ interface Transfer {
   cancelled?: boolean
   /** planned direct, and its last match list copies its old version whole, in place */
   identical?: boolean
+  /** planned direct, and its rounds put its old version below the threshold: given up, and
+   *  asked for again with its list (#rounds) */
+  askListed?: boolean
   /** asked for a probe first (a new path: #probed); then whether it came, and whether the
    *  chunk list was asked for after it */
   probe?: boolean
@@ -1332,6 +1335,11 @@ class Receiver {
       // `notice` (as a chunk list without a digest says it); planned at once, its exchange ended so.
       // (A direct file asked for again whole, after a delta that did not match, is not: the
       // sender reports that failure as any listed file's.)
+      if (t.askListed === true && !signal.aborted) {
+        // Its exchange given up (#rounds): asked for again, with its list, before this one lets go.
+        this.#enqueue(this.#newTransfer(t.entry, t.current, t.attempt))
+        return this.#settle(t)
+      }
       const sentNothing = cameWithoutList(t) && t.dataSeen !== true && (t.direct !== true || (senderGaveUp(t) && !t.retried))
       if (sentNothing && !signal.aborted && !isNoSpace(err)) return this.#settle(t)
       if (isDsyncError(err, 'DIGEST_MISMATCH') && seed !== null && !t.retried && !signal.aborted) {
@@ -1431,6 +1439,16 @@ class Receiver {
         }
         const measured = matchedSimilarity(list)[this.d.options.metric as MetricName] ?? 0
         const whole = !passesThreshold(measured, this.d.options.threshold)
+        if (whole && t.direct === true && t.entry.size < WINDOWED_PROBE_BYTES) {
+          // Not like its old version: planned direct, it would come whole, though it may be a
+          // copy of a file here or like another one. Asked for again with its list, it is decided
+          // as any listed file (a local copy, another seed, or whole after all): a 20 MiB file
+          // replaced by a copy of another went whole, 21 MB, where its list found the copy
+          // (8.6 KB). From 64 MiB the list would cost the sender a whole read: such a file comes
+          // whole, as a rewritten file does from rsync.
+          t.askListed = true
+          throw new DsyncError('ABORTED', `${t.entry.path}: not like its old version; asked for again with its list`, { path: t.entry.path })
+        }
         t.identical = t.direct === true && !whole && isIdentity(list)
         this.#out.post({ t: 'refine', id: t.id, signature: null, ...(whole && { whole: true }) })
         return {

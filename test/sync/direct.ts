@@ -211,6 +211,22 @@ t.test('a direct file with edits in one page in ten (dense) still costs about it
   t.ok(literal < 4 * edits * 64, `${literal} literal bytes for ${edits} edits of 64 B (${edits * 64} B)`)
 })
 
+t.test('a direct file under 64 MiB that is not like its old version is asked for again with its list: a copy of another file here is made here', async (t) => {
+  const size = 9 * 1024 * 1024
+  const other = randomBytes(size + 11, size)
+  const home = await tempTree(t, { 'f.bin': randomBytes(size + 12, size), 'other.bin': other })
+  const work = await tempTree(t)
+  await pushOnce(home, work)
+  await writeFile(join(home, 'f.bin'), other) // replaced by a copy of another file of the tree
+  const p = await pushOnce(home, work)
+  t.same(wants(p).filter((w) => w.path === 'f.bin').map((w) => w.direct === true), [true, false], 'direct first, then with its list')
+  t.ok((await readFile(join(work, 'f.bin'))).equals(other), 'written as it is now')
+  const e = p.report.events.filter((x) => x.path === 'f.bin')
+  t.equal(e.length, 1, 'one event for it')
+  t.equal(e[0]?.literalBytes ?? 0, 0, `no literal bytes (${e[0]?.action})`)
+  t.notOk(p.fromSender.some((m) => m.t === 'data' && m.id === wants(p).find((w) => w.path === 'f.bin' && w.direct === true)?.id && m.bytes.length > 0), 'no data for the direct exchange')
+})
+
 t.test('a mid-size direct file touched on the receiver since, then edited on the sender, is overwritten: its base digest says it is the same (no conflict copy)', async (t) => {
   const size = 9 * 1024 * 1024
   const before = randomBytes(size + 1, size)

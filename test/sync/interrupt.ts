@@ -52,6 +52,35 @@ t.test('an interrupted push leaves old-or-new files only, and a re-run completes
   }
 })
 
+// A file of 8 MiB or more changed in place goes direct (PROTOCOL.md §4.12): cut in its delta, the
+// server keeps its old version whole (its temp file gone), and a re-run brings the new one.
+t.test('an interrupted push of a large file changed in place (direct) leaves its old version, and a re-run completes it', async (t) => {
+  const size = 9 * 1024 * 1024
+  const before = randomBytes(900, size)
+  const after = Buffer.from(before)
+  for (let i = 0; i < 64; i++) after.set(randomBytes(901 + i, 512), Math.floor(((i + 0.5) * (size - 512)) / 64))
+  for (const cutAfter of [1, 20_000]) {
+    const home = await tempTree(t, { 'big.bin': before })
+    const work = await tempTree(t)
+    const server = await startServer(t, work)
+    await push(home, server.url, clientOpts())
+    await writeFile(join(home, 'big.bin'), after)
+    const ac = new AbortController()
+    let sent = 0
+    await t.rejects(
+      push(home, server.url, clientOpts({ signal: ac.signal, onBytes: (n) => (sent += n) >= cutAfter && ac.abort() })),
+      { code: 'ABORTED' },
+      `cut after ${cutAfter} bytes of its delta`,
+    )
+    await new Promise((r) => setTimeout(r, 200)) // let the server notice the close
+    t.ok((await readFile(join(work, 'big.bin'))).equals(before), `its old version, whole, after a cut at ${cutAfter}`)
+    t.same(await allFiles(work), ['big.bin'], 'no temp file left behind')
+    const r = await push(home, server.url, clientOpts())
+    t.ok((await readFile(join(work, 'big.bin'))).equals(after), 're-run: the new version')
+    t.ok(r.summary.wireBytesSent + r.summary.wireBytesReceived < 400_000, `re-run as a delta (${r.summary.wireBytesSent + r.summary.wireBytesReceived} bytes)`)
+  }
+})
+
 // The same from the receiving side: a pull whose client (the receiver) is stopped mid-transfer.
 t.test('an interrupted pull leaves old-or-new files only in the local tree, and a re-run completes it', async (t) => {
   const served = await tempTree(t)

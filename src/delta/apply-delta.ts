@@ -1,9 +1,10 @@
 import { decompressFrame } from '../compress/index.js'
 import { DsyncError, ensureData } from '../errors.js'
-import { FileDigester, newStreamChecker, STREAM_CHECK_BYTES, type FileDigest, type StreamChecker } from '../hash/index.js'
+import { STREAM_CHECK_BYTES, type FileDigest } from '../hash/index.js'
 import { DELTA_MAGIC, DELTA_VERSION, DELTA_VERSION_FAST_CHECK, DIGEST_BYTES, MAX_FRAME_RAW, MAX_FRAME_STORED, OP } from './delta-format.js'
 import { unzigzag } from './bytes.js'
 import { StreamReader } from './stream-reader.js'
+import { isFastCheck, sameCheck, targetHasher, type TargetCheck } from './target-check.js'
 
 /** Random access to the seed a delta was made against. */
 export interface SeedReader {
@@ -35,7 +36,7 @@ class BufferedSink {
   constructor(
     readonly sink: ByteSink,
     private readonly maxSize: number,
-    readonly digester: FileDigester | StreamChecker,
+    readonly digester: { update(bytes: Uint8Array): void; digest(): TargetCheck },
   ) {}
 
   async write(bytes: Uint8Array): Promise<void> {
@@ -155,7 +156,7 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
       throw new DsyncError('BAD_DATA', `wrong seed: the delta was made against a seed of ${seedSize} bytes, this one has ${seed.size}`)
     }
   }
-  const out = new BufferedSink(sink, expect?.size ?? Number.MAX_SAFE_INTEGER, fast ? await newStreamChecker() : new FileDigester())
+  const out = new BufferedSink(sink, expect?.size ?? Number.MAX_SAFE_INTEGER, await targetHasher(fast))
   let frame: Uint8Array = new Uint8Array(0)
   let framePos = 0
   let prevCopyEnd = 0
@@ -208,18 +209,18 @@ async function applyFrom(r: StreamReader, seed: SeedReader | null, sink: ByteSin
     } else if (op === OP.END) {
       ensureData(framePos === frame.length, `delta: ends with ${frame.length - framePos} literal bytes unused`)
       const size = await r.varint('target size')
-      const check = Buffer.from(await r.bytes(fast ? STREAM_CHECK_BYTES : DIGEST_BYTES))
+      const trailer = Buffer.from(await r.bytes(fast ? STREAM_CHECK_BYTES : DIGEST_BYTES))
       ensureData(await r.atEnd(), 'delta: unexpected bytes after its end')
       await out.flush()
       if (size !== out.size) {
         throw new DsyncError('BAD_DATA', `delta is corrupted: it rebuilt ${out.size} bytes, its trailer says ${size}`)
       }
       const got = out.digester.digest()
-      if (typeof got === 'string' ? got !== check.toString('hex') : !check.equals(got)) {
+      if (!sameCheck(got, fast ? trailer : (trailer.toString('hex') as FileDigest))) {
         const what = fast ? 'XXH3-128' : 'SHA-256'
         throw new DsyncError('DIGEST_MISMATCH', `the rebuilt file does not match the ${what} the delta carries (wrong seed, or a corrupted delta or seed)`)
       }
-      return { size, digest: typeof got === 'string' ? got : undefined, copiedBytes, literalBytes: size - copiedBytes }
+      return { size, digest: isFastCheck(got) ? undefined : got, copiedBytes, literalBytes: size - copiedBytes }
     } else {
       throw new DsyncError('BAD_DATA', `delta is corrupted: unknown record type 0x${op.toString(16)} at byte ${at}`)
     }

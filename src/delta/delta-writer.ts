@@ -1,13 +1,9 @@
 import { CODEC, compressFrame, type CodecId } from '../compress/index.js'
 import { DsyncError } from '../errors.js'
-import { STREAM_CHECK_BYTES, type FileDigest } from '../hash/index.js'
+import { STREAM_CHECK_BYTES } from '../hash/index.js'
 import { ByteWriter } from './bytes.js'
+import { isFastCheck, type TargetCheck } from './target-check.js'
 import { DELTA_MAGIC, DELTA_VERSION, DELTA_VERSION_FAST_CHECK, DIGEST_BYTES, LITERAL_FRAME_BYTES, OP } from './delta-format.js'
-
-
-/** What a delta's trailer checks the target with: its SHA-256 (delta format version 1), or the
- *  16 bytes of its XXH3-128 (version 2, PROTOCOL.md §4.11), which is not an identity. */
-export type TargetCheck = FileDigest | Uint8Array
 
 /** Pending op records are flushed once they pass this many bytes even if the frame is not full,
  *  so a target made of many small copies cannot grow the writer's memory. */
@@ -152,7 +148,7 @@ export class DeltaWriter {
   /** Ends the delta: pending records, then the trailer with the target's size and check: its
    *  SHA-256, or with `fastCheck` the 16 bytes of its XXH3-128. */
   finish(targetSize: number, check: TargetCheck): void {
-    const bytes = typeof check === 'string' ? Buffer.from(check, 'hex') : check
+    const bytes = isFastCheck(check) ? check : Buffer.from(check, 'hex')
     const want = this.opts.fastCheck === true ? STREAM_CHECK_BYTES : DIGEST_BYTES
     if (bytes.length !== want) throw new DsyncError('INTERNAL', `delta trailer: a ${bytes.length}-byte check where the format has ${want}`)
     this.#endCopy()
@@ -178,7 +174,7 @@ export class DeltaWriter {
  * checks every delta goes through (PROTOCOL.md §4.7).
  */
 export function storedDelta(content: Uint8Array, digest: TargetCheck): Uint8Array[] {
-  const w = new DeltaWriter(0, { codec: CODEC.STORED, fastCheck: typeof digest !== 'string' })
+  const w = new DeltaWriter(0, { codec: CODEC.STORED, fastCheck: isFastCheck(digest) })
   w.literal(content)
   w.finish(content.length, digest)
   return w.take()

@@ -1,8 +1,9 @@
 import { DsyncError } from '../errors.js'
 import { FileDigester, streamCheckerOrNone } from '../hash/index.js'
-import { DeltaWriter, type TargetCheck } from './delta-writer.js'
+import { DeltaWriter } from './delta-writer.js'
 import { Matcher, windowFor } from './matcher.js'
 import type { Signature } from './signature.js'
+import { isFastCheck, type TargetCheck } from './target-check.js'
 
 /** What encoding a delta did, in bytes. */
 export interface DeltaStats {
@@ -60,7 +61,7 @@ export function encodeDelta(
     // The trailer's check: the given digest, else the target's XXH3-128 (fastCheck, where it
     // loads) or SHA-256, computed as the bytes go by.
     const checker = opts.fastCheck === true && opts.digest === undefined ? await streamCheckerOrNone() : undefined
-    const writer = new DeltaWriter(sig.seedSize, { level: opts.level, fastCheck: checker !== undefined || (opts.digest !== undefined && typeof opts.digest !== 'string') })
+    const writer = new DeltaWriter(sig.seedSize, { level: opts.level, fastCheck: checker !== undefined || (opts.digest !== undefined && isFastCheck(opts.digest)) })
     const hasher = checker ?? (opts.digest === undefined ? new FileDigester() : undefined)
     const matcher = new Matcher(sig, writer, windowFor(opts.sizeHint))
     let size = 0

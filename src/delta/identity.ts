@@ -2,7 +2,7 @@ import { STREAM_CHECK_BYTES } from '../hash/index.js'
 import type { FileDigest } from '../types.js'
 import { ByteReader, MAX_VARINT_BYTES } from './bytes.js'
 import { DELTA_MAGIC, DIGEST_BYTES, DELTA_VERSION, DELTA_VERSION_FAST_CHECK, OP } from './delta-format.js'
-import type { TargetCheck } from './delta-writer.js'
+import type { TargetCheck } from './target-check.js'
 
 /** The most bytes a delta that copies its whole seed in place takes: magic and version, the
  *  seed's size, COPY (op, offset 0 in one byte, length), END (op, size) and the check (a

@@ -20,7 +20,8 @@ export {
 export { SIGNATURE_VERSION, MAX_SIGNATURE_BYTES, encodeSignature, decodeSignature } from './signature-format.js'
 export { DELTA_VERSION, MAX_FRAME_RAW } from './delta-format.js'
 export { type DeltaStats, encodeDelta } from './encode-delta.js'
-export { type TargetCheck, storedDelta } from './delta-writer.js'
+export { storedDelta } from './delta-writer.js'
+export { type TargetCheck, isFastCheck, preferredHasher, sameCheck, targetHasher } from './target-check.js'
 export { type SeedReader, type ByteSink, type ExpectedTarget, type AppliedDelta, applyDelta } from './apply-delta.js'
 export {
   type Method, type SeedCandidate, type Decision, type SecondSeed, decide, passesThreshold, rankSeeds, changedRegions, secondSeed, EDITS_PER_UNSHARED_CHUNK, MIN_MEASURABLE_CHUNKS, MIN_SECOND_SEED_SHARE,

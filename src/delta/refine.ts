@@ -1,13 +1,13 @@
 import { DsyncError } from '../errors.js'
-import { FileDigester, streamCheckerOrNone } from '../hash/index.js'
 import type { SeedReader } from './apply-delta.js'
-import { DeltaWriter, type TargetCheck } from './delta-writer.js'
+import { DeltaWriter } from './delta-writer.js'
 import type { DeltaStats } from './encode-delta.js'
 import { holesOf, MatchRecorder, type MatchList } from './match-list.js'
 import { Matcher, windowFor } from './matcher.js'
 import { readRanges, type ByteRange } from './read-ranges.js'
 import { holeSignature, type RefineSignature } from './refine-signature.js'
 import type { Signature } from './signature.js'
+import { isFastCheck, preferredHasher, type TargetCheck } from './target-check.js'
 
 /** Target bytes are read in pieces of at most this size in refinement rounds and the final delta. */
 const READ_PIECE = 1024 * 1024
@@ -30,7 +30,7 @@ export async function matchTarget(
 ): Promise<{ list: MatchList; digest: TargetCheck }> {
   const rec = new MatchRecorder()
   const matcher = new Matcher(sig, rec, windowFor(opts.sizeHint))
-  const digester = opts.digest !== undefined ? undefined : ((opts.fastCheck === true ? await streamCheckerOrNone() : undefined) ?? new FileDigester())
+  const digester = opts.digest !== undefined ? undefined : await preferredHasher(opts.fastCheck === true)
   let size = 0
   for await (const input of target) {
     aborted(opts.signal, 'matching')
@@ -92,7 +92,7 @@ export function encodeMatchedDelta(
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
-    const w = new DeltaWriter(list.seedSize, { level: opts.level, fastCheck: typeof digest !== 'string' })
+    const w = new DeltaWriter(list.seedSize, { level: opts.level, fastCheck: isFastCheck(digest) })
     // The literals: what lies between the matches, read ahead of the writer (readRanges).
     const gaps: ByteRange[] = []
     let pos = 0

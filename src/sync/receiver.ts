@@ -3,14 +3,14 @@ import { dirname, join, posix } from 'node:path'
 import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
 import {
   blockSizeForChange, blockSizeForRefinement, blockSizeForUnknownChange, changedRegions, DIRECT_REFINE_SPAN, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
-  encodeSignature, identityDigest, IDENTITY_DELTA_MAX_BYTES, isIdentity, matchedSimilarity, MIN_MEASURABLE_CHUNKS, passesThreshold, planRefinement, rankSeeds, secondSeed, type SecondSeed, type SeedCandidate, type SeedReader,
+  encodeSignature, identityDigest, IDENTITY_DELTA_MAX_BYTES, isFastCheck, isIdentity, matchedSimilarity, MIN_MEASURABLE_CHUNKS, passesThreshold, planRefinement, rankSeeds, sameCheck, secondSeed, targetHasher, type SecondSeed, type SeedCandidate, type SeedReader,
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
   asFileError, fsError, openFileSource, openFilesSource, openSeedsReader, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX, unchangedWhileRead,
   isUnder, parentDir, writeAtomically, type TreeEntry,
 } from '../fs/index.js'
-import { FileDigester, newStreamChecker } from '../hash/index.js'
+import { FileDigester } from '../hash/index.js'
 import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, type MetricName } from '../similarity/index.js'
 import { isBase, sameMtime, sampleChunks, updateSketchIndex, type FileRecord, type SketchIndex, type SyncBase } from '../store/index.js'
@@ -1501,17 +1501,14 @@ class Receiver {
     const mismatch = (): DsyncError => new DsyncError('DIGEST_MISMATCH', `${t.entry.path}: matched whole in place, yet not the sender's file: asked for whole`)
     const cur = t.current!
     // Hashed as the delta checks: SHA-256, or XXH3-128 (§4.11), which is then not filed.
-    const sha = typeof digest === 'string'
-    const h = sha ? new FileDigester() : await newStreamChecker()
+    const h = await targetHasher(isFastCheck(digest))
     try {
       for await (const b of unchangedWhileRead(openFileSource(abs, { signal: this.#signal, noFollow: true }), abs, t.entry.path)) h.update(b)
     } catch (err) {
       throw isDsyncError(err, 'SOURCE_CHANGED') ? mismatch() : err
     }
     const st = await lstat(abs)
-    const got = h.digest()
-    const same = typeof got === 'string' ? got === digest : Buffer.from(got).equals(digest as Uint8Array)
-    if (!same || st.size !== cur.size || !sameMtime(st.mtimeMs, cur.mtimeMs)) throw mismatch()
+    if (!sameCheck(h.digest(), digest) || st.size !== cur.size || !sameMtime(st.mtimeMs, cur.mtimeMs)) throw mismatch()
     try {
       // Its time (and mode) first: a file this side may replace but not touch (another user's,
       // in a shared directory) is then written as any other, which needs only the directory.
@@ -1525,7 +1522,7 @@ class Receiver {
     // mtime are the file's (it read unchanged since: the same bytes). Under --force the file may
     // not be its base: then no digest.
     const base = this.#baseOf(t.entry.path)
-    const kept = sha ? digest : isBase({ size: cur.size, mtimeMs: cur.mtimeMs }, base) ? base?.digest : undefined
+    const kept = isFastCheck(digest) ? (isBase({ size: cur.size, mtimeMs: cur.mtimeMs }, base) ? base?.digest : undefined) : digest
     await this.#sameContent(t.entry, cur, kept, t.id)
     this.#settle(t)
     return true

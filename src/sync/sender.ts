@@ -1,6 +1,6 @@
 import {
   decodeRefineSignature, decodeSignature, EMPTY_SIGNATURE, encodeDelta, encodeMatchedDelta, encodeMatches, matchTarget, MAX_MATCHES, refineMatches,
-  storedDelta, type DeltaStats, type SeedReader, type Signature, type TargetCheck,
+  preferredHasher, storedDelta, type DeltaStats, type SeedReader, type Signature, type TargetCheck,
 } from '../delta/index.js'
 import { cutterFor } from '../chunk/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
@@ -9,7 +9,7 @@ import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, un
 import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { POSTED_BYTES, probeAnchorKeys, sampleChunks, type FileRecord } from '../store/index.js'
-import { digestBytes, FileDigester, streamCheckerOrNone } from '../hash/index.js'
+import { digestBytes } from '../hash/index.js'
 import { encodeSketchWithin, sketchBytes, sketchStream } from '../similarity/index.js'
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
@@ -252,7 +252,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     try {
       const abs = await resolveInside(d.root, path)
       const st = lstatSync(abs)
-      const h = (directCheck(st.size) ? await streamCheckerOrNone() : undefined) ?? new FileDigester()
+      const h = await preferredHasher(directCheck(st.size))
       for await (const bytes of unchangedWhileRead(openFileSource(abs, { signal, noFollow: true }), abs, path)) h.update(bytes)
       // Not for a file settled meanwhile (its result came: no plan will).
       if (prehashes.has(id)) listedRecords.set(id, { digest: h.digest(), size: st.size, mtimeMs: st.mtimeMs })

@@ -17,6 +17,8 @@ import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 
 const SIZE = WINDOWED_PROBE_BYTES + 3_000_000
+/** A file that goes direct (8 MiB on) and keeps its SHA-256 (under 64 MiB). */
+const MID_SIZE = 9 * 1024 * 1024
 const old = randomBytes(71, SIZE)
 
 /** `base` with 40 overwrites of 1 KiB spread through it. */
@@ -82,11 +84,18 @@ async function pushOnce(
   return { report, sent, fromReceiver, fromSender }
 }
 
-/** home and work after a first push of `old` as big.bin (work's base: its size and mtime). */
-async function synced(t: Test): Promise<{ home: string; work: string }> {
-  const home = await tempTree(t, { 'big.bin': old })
+/** home, holding `files`, and work after a first push of them (work's bases: their sizes and
+ *  mtimes). */
+async function pushedTrees(t: Test, files: Record<string, Uint8Array>): Promise<{ home: string; work: string }> {
+  const home = await tempTree(t, files)
   const work = await tempTree(t)
   await pushOnce(home, work)
+  return { home, work }
+}
+
+/** home and work after a first push of `old` as big.bin (work's base: its size and mtime). */
+async function synced(t: Test): Promise<{ home: string; work: string }> {
+  const { home, work } = await pushedTrees(t, { 'big.bin': old })
   t.ok((await readFile(join(work, 'big.bin'))).equals(old), 'first push: the old version on both sides')
   return { home, work }
 }
@@ -95,9 +104,7 @@ async function synced(t: Test): Promise<{ home: string; work: string }> {
  *  its list; under 64 MiB: listed, not direct), then edited at home. */
 async function syncedMid(t: Test, seed: number): Promise<{ home: string; work: string; before: Uint8Array }> {
   const before = randomBytes(seed, 2_000_000)
-  const home = await tempTree(t, { 'mid.bin': before })
-  const work = await tempTree(t)
-  await pushOnce(home, work)
+  const { home, work } = await pushedTrees(t, { 'mid.bin': before })
   await writeFile(join(home, 'mid.bin'), edited(before, seed + 1))
   return { home, work, before }
 }
@@ -143,11 +150,9 @@ t.test('a large file changed in place goes as a delta from its old version with 
 })
 
 t.test('from 8 MiB a file changed in place goes direct; under it, it is listed; both come as small deltas', async (t) => {
-  for (const [size, direct] of [[9 * 1024 * 1024, true], [7 * 1024 * 1024, false]] as const) {
+  for (const [size, direct] of [[MID_SIZE, true], [7 * 1024 * 1024, false]] as const) {
     const before = randomBytes(size, size)
-    const home = await tempTree(t, { 'f.bin': before })
-    const work = await tempTree(t)
-    await pushOnce(home, work)
+    const { home, work } = await pushedTrees(t, { 'f.bin': before })
     const now = edited(before, size + 1)
     await writeFile(join(home, 'f.bin'), now)
     const p = await pushOnce(home, work)
@@ -190,11 +195,9 @@ t.test('--force on a file only touched on the sender, whose copy here is not its
 })
 
 t.test('a direct file with edits in one page in ten (dense) still costs about its edits: long holes of round 1 are refined', async (t) => {
-  const size = 9 * 1024 * 1024
+  const size = MID_SIZE
   const before = randomBytes(size + 7, size)
-  const home = await tempTree(t, { 'f.bin': before })
-  const work = await tempTree(t)
-  await pushOnce(home, work)
+  const { home, work } = await pushedTrees(t, { 'f.bin': before })
   const now = Buffer.from(before)
   const patch = randomBytes(size + 8, 64)
   let edits = 0
@@ -212,11 +215,9 @@ t.test('a direct file with edits in one page in ten (dense) still costs about it
 })
 
 t.test('a direct file under 64 MiB that is not like its old version is asked for again with its list: a copy of another file here is made here', async (t) => {
-  const size = 9 * 1024 * 1024
+  const size = MID_SIZE
   const other = randomBytes(size + 11, size)
-  const home = await tempTree(t, { 'f.bin': randomBytes(size + 12, size), 'other.bin': other })
-  const work = await tempTree(t)
-  await pushOnce(home, work)
+  const { home, work } = await pushedTrees(t, { 'f.bin': randomBytes(size + 12, size), 'other.bin': other })
   await writeFile(join(home, 'f.bin'), other) // replaced by a copy of another file of the tree
   const p = await pushOnce(home, work)
   t.same(wants(p).filter((w) => w.path === 'f.bin').map((w) => w.direct === true), [true, false], 'direct first, then with its list')
@@ -228,11 +229,9 @@ t.test('a direct file under 64 MiB that is not like its old version is asked for
 })
 
 t.test('a mid-size direct file touched on the receiver since, then edited on the sender, is overwritten: its base digest says it is the same (no conflict copy)', async (t) => {
-  const size = 9 * 1024 * 1024
+  const size = MID_SIZE
   const before = randomBytes(size + 1, size)
-  const home = await tempTree(t, { 'f.bin': before })
-  const work = await tempTree(t)
-  await pushOnce(home, work)
+  const { home, work } = await pushedTrees(t, { 'f.bin': before })
   const v2 = edited(before, size + 2)
   await writeFile(join(home, 'f.bin'), v2)
   t.same(wants(await pushOnce(home, work)).map((w) => w.direct === true), [true], 'second push: direct')

@@ -7,7 +7,8 @@ import {
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
-  asFileError, fsError, openFileSource, openFilesSource, openSeedsReader, patchFile, removeStaleTemps, resolveInside, setMetadata, syncDirectory, TEMP_PREFIX, unchangedWhileRead,
+  asFileError, fsError, HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openFileSource, openFilesSource, openSeedsReader, patchFile, readSeedsWhole, removeStaleTemps, resolveInside, setMetadata,
+  syncDirectory, TEMP_PREFIX, unchangedWhileRead,
   isUnder, parentDir, writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
@@ -1241,8 +1242,11 @@ class Receiver {
       const seedAbs = seeds === null ? null : await Promise.all(seeds.map((s) => this.#abs(s)))
       // Blocks sized for the change the chunk lists show: few regions changed, big blocks and a
       // small signature; many scattered edits, small blocks and little literal.
-      const size = seeds === null ? 0 : seeds.reduce((a, s) => a + (this.#files.get(s)?.size ?? 0), 0)
+      const sizes = seeds === null ? [] : seeds.map((s) => this.#files.get(s)?.size ?? 0)
+      const size = sizes.reduce((a, n) => a + n, 0)
       const blockSize = blockSizeForChange(size, regions)
+      // A small seed is read once, here: its signature, the rounds and the rebuild read this copy.
+      const held = seedAbs !== null && size <= HELD_SEED_BYTES ? await readSeedsWhole(seedAbs, sizes, { noFollow: true }) : undefined
       // A file asked for whole has had its queue since its `want`, and gets no plan: the
       // sender streams it as the want said.
       if (t.whole !== true) {
@@ -1255,12 +1259,12 @@ class Receiver {
         // A trial was decided on a refined exchange (#decideAndFetch): it runs one whatever
         // the seed became since, or the threshold would never be applied to it.
         if (seedAbs !== null && (trial || this.#refines(t, size))) {
-          event = await this.#refinedPlan(t, seed!, seedAbs, size, regions, event, trial)
+          event = await this.#refinedPlan(t, seed!, seedAbs, held, size, regions, event, trial)
         } else {
           const signature =
             seedAbs === null
               ? null
-              : encodeSignature(await computeSignature(openFilesSource(seedAbs, { signal, noFollow: true }), { size, blockSize, signal }))
+              : encodeSignature(await computeSignature(seedSource(seedAbs, held, signal), { size, blockSize, signal }))
           // After a probe that found nothing, a whole plan is a `wholeWant` (19 bytes, not 54).
           this.#out.post(seed === null && wholeAfterProbe(t)
             ? { t: 'wholeWant', id: t.id }
@@ -1300,7 +1304,7 @@ class Receiver {
           if (writtenBytes <= WHOLE_KEPT_BYTES) written.push(b.slice())
         }
       }
-      const res = await patchFile(seedAbs, delta, abs, {
+      const res = await patchFile(held !== undefined ? memorySeedReader(held) : seedAbs, delta, abs, {
         ownedDelta: true, // message bytes: a view of a frame received, never reused
         mode: t.entry.mode,
         mtimeMs: t.entry.mtimeMs,
@@ -1379,11 +1383,11 @@ class Receiver {
    * the file (matchedSimilarity), and below the threshold the sender is told to send it as
    * literals only, as a whole file. Returns the file's event as it then stands.
    */
-  async #refinedPlan(t: Transfer, seedPath: string, seedAbs: readonly string[], size: number, regions: number, event: FileEvent, trial: boolean): Promise<FileEvent> {
+  async #refinedPlan(t: Transfer, seedPath: string, seedAbs: readonly string[], held: Uint8Array | undefined, size: number, regions: number, event: FileEvent, trial: boolean): Promise<FileEvent> {
     const signal = this.#signal
     // With no chunk lists (want.direct) nothing says how many regions changed.
     const b1 = t.direct === true ? blockSizeForUnknownChange(size) : blockSizeForRefinement(size, Math.max(1, regions))
-    const sig = await computeSignature(openFilesSource(seedAbs, { signal, noFollow: true }), { size, blockSize: b1, signal })
+    const sig = await computeSignature(seedSource(seedAbs, held, signal), { size, blockSize: b1, signal })
     // The seed changed here since the walk (a local process writes it): the sender's match list
     // would be for another seed size, which is the sender's error; this is this side's file.
     // Asked for again with its list, it then meets the conflict check as any other.
@@ -1392,7 +1396,7 @@ class Receiver {
     }
     const signature = encodeSignature(sig)
     t.matches = new Mailbox(signal, 'match list')
-    const seed = await openSeedsReader(seedAbs, { noFollow: true, syncSmall: true })
+    const seed = held !== undefined ? memorySeedReader(held) : await openSeedsReader(seedAbs, { noFollow: true, syncSmall: true })
     try {
       this.#out.post({ t: 'plan', id: t.id, method: 'delta', seed: seedPath, similarity: event.similarity ?? 0, signature, refine: true })
       try {
@@ -1638,4 +1642,9 @@ class Receiver {
     await resolveInside(this.d.root, path)
     this.#knownDirs.add(parent)
   }
+}
+
+/** A seed's bytes for its signature: the copy held in memory (HELD_SEED_BYTES), else its files. */
+function seedSource(paths: readonly string[], held: Uint8Array | undefined, signal: AbortSignal): AsyncIterable<Uint8Array> {
+  return held !== undefined ? memorySeedSource(held) : openFilesSource(paths, { signal, noFollow: true })
 }

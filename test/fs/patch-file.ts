@@ -2,7 +2,7 @@ import t from 'tap'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { computeSignature, EMPTY_SIGNATURE, encodeDelta } from '../../src/delta/index.js'
-import { openFileSource, openFilesSource, openSeedReader, openSeedsReader, patchFile } from '../../src/fs/index.js'
+import { memorySeedReader, openFileSource, openFilesSource, openSeedReader, openSeedsReader, patchFile } from '../../src/fs/index.js'
 import { collect, randomBytes, splitStream } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 
@@ -23,6 +23,18 @@ t.test('patches into a new file, and in place (seed path = out path)', async (t)
   await patchFile(join(dir, 'seed'), splitStream(delta, [4096]), join(dir, 'seed'))
   t.ok((await readFile(join(dir, 'seed'))).equals(target), 'in place')
   t.same((await readdir(dir)).sort(), ['out', 'seed'])
+})
+
+t.test('patches from a seed held in memory, in place too, whatever the file holds by then', async (t) => {
+  const dir = await tempTree(t, { seed })
+  const delta = await deltaFor(join(dir, 'seed'), target)
+  const held = memorySeedReader(Buffer.from(seed))
+  // The file is not read: what it holds now does not matter, the bytes held do.
+  await writeFile(join(dir, 'seed'), 'something else')
+  const r = await patchFile(held, splitStream(delta, [777]), join(dir, 'seed'))
+  t.equal(r.size, target.length)
+  t.ok((await readFile(join(dir, 'seed'))).equals(target), 'rebuilt from the held bytes')
+  t.same(await readdir(dir), ['seed'], 'no temp file left')
 })
 
 t.test('a corrupted delta leaves the out path untouched and no temp file', async (t) => {

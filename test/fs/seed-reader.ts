@@ -1,8 +1,8 @@
 import t from 'tap'
-import { truncate } from 'node:fs/promises'
+import { symlink, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { readRanges } from '../../src/delta/read-ranges.js'
-import { openSeedReader, openSeedsReader } from '../../src/fs/index.js'
+import { HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openSeedReader, openSeedsReader, readSeedsWhole } from '../../src/fs/index.js'
 import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 
@@ -57,4 +57,35 @@ t.test('a seed that shrank under a read is an IO error, by either kind of read; 
     await reader.close()
   }
   await t.rejects(reader.read(0, 100), { code: 'IO', message: /closed/ }, 'closed: said so')
+})
+
+t.test('small seeds read whole once: their bytes one after another, only at the sizes listed', async (t) => {
+  const x = randomBytes(33, 40_000)
+  const y = randomBytes(34, 9_000)
+  const dir = await tempTree(t, { x, y })
+  t.ok(HELD_SEED_BYTES >= x.length + y.length, 'both fit the bound')
+  const one = await readSeedsWhole([join(dir, 'x')], [x.length], { noFollow: true })
+  t.ok(one !== undefined && Buffer.from(one).equals(x), 'one seed')
+  const two = await readSeedsWhole([join(dir, 'x'), join(dir, 'y')], [x.length, y.length], { noFollow: true })
+  t.ok(two !== undefined && Buffer.from(two).equals(Buffer.concat([x, y])), 'two seeds, in order')
+  // Changed since listed: grown or shrunk, the caller reads the files instead and finds out there.
+  t.equal(await readSeedsWhole([join(dir, 'x'), join(dir, 'y')], [x.length, y.length + 1]), undefined, 'one shorter than listed')
+  t.equal(await readSeedsWhole([join(dir, 'x')], [x.length - 1]), undefined, 'one longer than listed')
+  await symlink(join(dir, 'x'), join(dir, 'link'))
+  await t.rejects(readSeedsWhole([join(dir, 'link')], [x.length], { noFollow: true }), { code: 'UNSAFE_PATH' }, 'a symlink is not followed')
+  await writeFile(join(dir, 'x'), 'changed')
+  t.ok(one !== undefined && Buffer.from(one).equals(x), 'the bytes read stay what was read')
+})
+
+t.test('held seed bytes read as a seed reader and as a source, views of the same bytes', async (t) => {
+  const bytes = randomBytes(35, 100_000)
+  const reader = memorySeedReader(bytes)
+  t.equal(reader.size, bytes.length)
+  const want = ranges(bytes.length, 100, 9)
+  const got = await Promise.all(want.map((r) => reader.read(r.offset, r.length)))
+  t.ok(want.every((r, i) => Buffer.from(got[i]!).equals(bytes.subarray(r.offset, r.offset + r.length))), '100 reads at once')
+  await reader.close()
+  const parts: Uint8Array[] = []
+  for await (const b of memorySeedSource(bytes)) parts.push(b)
+  t.ok(Buffer.concat(parts).equals(bytes), 'the source yields the bytes')
 })

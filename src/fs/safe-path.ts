@@ -27,17 +27,38 @@ export function checkRelPath(rel: string): string {
   if (rel.includes('\0')) throw unsafe(rel, 'contains a NUL byte')
   if (rel.includes('\\')) throw unsafe(rel, "contains a backslash (paths use '/')")
   if (rel.startsWith('/')) throw unsafe(rel, 'absolute path (must be relative to the root)')
-  if (Buffer.byteLength(rel) > MAX_PATH_BYTES) throw unsafe(rel, `longer than ${MAX_PATH_BYTES} bytes`)
-  const segments = rel.split('/')
-  for (const seg of segments) {
-    if (seg === '') throw unsafe(rel, "empty segment ('//' or a trailing '/')")
-    if (seg === '.' || seg === '..') throw unsafe(rel, `'${seg}' segment`)
-    if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw unsafe(rel, `a name longer than ${MAX_SEGMENT_BYTES} bytes`)
-    if (seg.startsWith(TEMP_PREFIX)) throw unsafe(rel, `'${TEMP_PREFIX}*' names are dsync's temp files`)
-    // At any depth: a subdir served on its own keeps its state there too.
-    if (seg === STATE_DIR_NAME) throw unsafe(rel, `'${STATE_DIR_NAME}' is dsync's state folder`)
-  }
+  checkLength(rel)
+  for (const seg of rel.split('/')) checkSegment(rel, seg)
   return rel
+}
+
+/**
+ * checkRelPath for `rel`, which is `name` under a directory path already checked (`rel` ends with
+ * '/' + `name`, or is `name` at the root): only the new name and the whole length can be wrong.
+ * The walk checks each entry so; checking every path whole, segment by segment, was ~10 ms of a
+ * 20,000-file no-op's ~490 CPU ms on each side.
+ */
+export function checkChildPath(rel: string, name: string): string {
+  if (name.includes('\0')) throw unsafe(rel, 'contains a NUL byte')
+  if (name.includes('\\')) throw unsafe(rel, "contains a backslash (paths use '/')")
+  if (name.includes('/')) throw unsafe(rel, "a name with a '/' in it")
+  checkLength(rel)
+  checkSegment(rel, name)
+  return rel
+}
+
+function checkLength(rel: string): void {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: most paths need no count.
+  if (rel.length * 3 > MAX_PATH_BYTES && Buffer.byteLength(rel) > MAX_PATH_BYTES) throw unsafe(rel, `longer than ${MAX_PATH_BYTES} bytes`)
+}
+
+function checkSegment(rel: string, seg: string): void {
+  if (seg === '') throw unsafe(rel, "empty segment ('//' or a trailing '/')")
+  if (seg === '.' || seg === '..') throw unsafe(rel, `'${seg}' segment`)
+  if (seg.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw unsafe(rel, `a name longer than ${MAX_SEGMENT_BYTES} bytes`)
+  if (seg.startsWith(TEMP_PREFIX)) throw unsafe(rel, `'${TEMP_PREFIX}*' names are dsync's temp files`)
+  // At any depth: a subdir served on its own keeps its state there too.
+  if (seg === STATE_DIR_NAME) throw unsafe(rel, `'${STATE_DIR_NAME}' is dsync's state folder`)
 }
 
 async function lstatOrUndefined(abs: string, rel: string) {

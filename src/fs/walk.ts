@@ -1,11 +1,11 @@
-import { lstatSync, readdirSync, type Stats } from 'node:fs'
-import { lstat, readFile, readlink } from 'node:fs/promises'
-import { join } from 'node:path'
+import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs'
+import { lstat, readFile } from 'node:fs/promises'
+import { join, sep } from 'node:path'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { fsError } from './fs-error.js'
 import { IGNORE_FILE_NAME, IgnoreRules } from './ignore-rules.js'
-import { checkRelPath } from './safe-path.js'
+import { checkChildPath } from './safe-path.js'
 import { STATE_DIR_NAME, TEMP_PREFIX, type TreeEntry, comparePaths } from './tree-entry.js'
 
 export { STATE_DIR_NAME }
@@ -105,19 +105,22 @@ async function readDir(root: string, dir: string, parentRules: IgnoreRules, opts
   names.sort(comparePaths)
 
   const entries: TreeEntry[] = []
+  // A name from readdir is one plain segment: joined by hand (path.join normalized each path
+  // again, ~20 ms of a 20,000-file no-op's ~490 CPU ms).
+  const prefix = abs.endsWith(sep) ? abs : abs + sep
   for (let i = 0; i < names.length; i += LSTAT_BATCH) {
     if (opts.signal?.aborted) throw aborted(root)
     if (i > 0) await yieldToLoop()
     for (const name of names.slice(i, i + LSTAT_BATCH)) {
-      const e = await statEntry(abs, dir === '' ? name : `${dir}/${name}`, rules, opts)
+      const e = statEntry(prefix + name, dir === '' ? name : `${dir}/${name}`, name, rules, opts)
       if (e !== undefined) entries.push(e)
     }
   }
   return { entries, rules, next: 0 }
 }
 
-async function statEntry(dirAbs: string, rel: string, rules: IgnoreRules, opts: WalkOptions): Promise<TreeEntry | undefined> {
-  const abs = join(dirAbs, rel.slice(rel.lastIndexOf('/') + 1))
+/** One entry of a directory listing: `abs` its path, `rel` its path in the tree, `name` its name. */
+function statEntry(abs: string, rel: string, name: string, rules: IgnoreRules, opts: WalkOptions): TreeEntry | undefined {
   let st: Stats
   try {
     st = lstatSync(abs)
@@ -144,7 +147,7 @@ async function statEntry(dirAbs: string, rel: string, rules: IgnoreRules, opts: 
   }
   if (rules.ignores(rel, kind === 'dir')) return undefined
   try {
-    checkRelPath(rel)
+    checkChildPath(rel, name)
   } catch (err) {
     if (!isDsyncError(err)) throw err
     report(err, opts)
@@ -153,7 +156,8 @@ async function statEntry(dirAbs: string, rel: string, rules: IgnoreRules, opts: 
   const base = { path: rel, kind, size: kind === 'dir' ? 0 : st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 }
   if (kind !== 'symlink') return base
   try {
-    return { ...base, target: await readlink(abs) }
+    // Synchronous as the lstat before it (LSTAT_BATCH).
+    return { ...base, target: readlinkSync(abs) }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     report(fsError(err, rel, 'read the link'), opts)

@@ -2,6 +2,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
+import { checkChildPath } from '../../src/fs/safe-path.js'
 import { checkRelPath, resolveInside } from '../../src/fs/index.js'
 import { tempTree } from '../support/temp.js'
 
@@ -35,6 +36,31 @@ t.test('checkRelPath refuses each hostile shape with UNSAFE_PATH and says why', 
 t.test('segment length counts UTF-8 bytes, not characters', async (t) => {
   t.equal(checkRelPath('é'.repeat(127)), 'é'.repeat(127)) // 254 bytes
   t.throws(() => checkRelPath('é'.repeat(128)), { code: 'UNSAFE_PATH' }) // 256 bytes
+})
+
+t.test('property: checkChildPath, for a name under a checked path, decides as checkRelPath on the whole', async (t) => {
+  const name = fc.oneof(
+    fc.constantFrom('a', '.', '..', '', 'b.txt', '\\', 'a\0b', 'a/b', '.dsync', '.dsync-tmp-x', 'x y', 'é'.repeat(127), 'é'.repeat(128), 'z'.repeat(255), 'z'.repeat(256)),
+    fc.string({ maxLength: 300 }),
+  ).filter((n) => !n.includes('/')) // a name from readdir never holds one (refused below)
+  const parent = fc.oneof(fc.constant(''), fc.constantFrom('d', 'd/e', 'é'.repeat(127), ('y'.repeat(200) + '/').repeat(19) + 'y'))
+  const verdict = (f: () => unknown): string => {
+    try {
+      f()
+      return 'ok'
+    } catch (err) {
+      return (err as { code?: string }).code ?? 'other'
+    }
+  }
+  fc.assert(
+    fc.property(parent, name, (dir, n) => {
+      const rel = dir === '' ? n : `${dir}/${n}`
+      return verdict(() => checkChildPath(rel, n)) === verdict(() => checkRelPath(rel))
+    }),
+    { numRuns: 2000 },
+  )
+  t.pass('the same verdict')
+  t.throws(() => checkChildPath('d/a/b', 'a/b'), { code: 'UNSAFE_PATH' }, "a name with a '/' is no name")
 })
 
 t.test('property: an accepted path never leaves the root when joined', async (t) => {

@@ -53,6 +53,9 @@ export interface BlockHasher {
   readonly hash: number
   /** One step of the same roll: the hash of the window at q + 1, given h at q. */
   roll(q: number, h: number): number
+  /** Done with it: its window and keys are no longer used (a kernel instance is then kept for
+   *  the next hasher). Optional to call: one never released is collected. */
+  release(): void
 }
 
 /** A hasher over a window of `size` bytes; with `tables`, it can also search. */
@@ -127,6 +130,8 @@ class JsHasher implements BlockHasher {
   roll(q: number, h: number): number {
     return rollWith(this.#outG, h, this.bytes[q]!, this.bytes[q + (this.#tables?.blockSize ?? 1)]!)
   }
+
+  release(): void {}
 }
 
 /** Window of the shared hasher keyBlocks copies through (grown for larger blocks). */

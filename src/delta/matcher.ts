@@ -12,12 +12,6 @@ export function windowFor(size: number | undefined): number {
   return size === undefined || !Number.isFinite(size) ? 64 * 1024 : Math.min(MAX_WINDOW, Math.max(4096, size))
 }
 
-/** Windows up to this hash in JavaScript (see #newHasher). An instance costs ~70 µs made in a
- *  loop, but many made and dropped cost far more (each memory reserves address space; the
- *  delta tests' many small matchers took 3 s with this at 256 KiB, 15 s at 64 KiB): above it,
- *  the kernel's ~2× pays. */
-const KERNEL_MIN_WINDOW = 256 * 1024
-
 /** Most blocks tried for one weak key at one offset. A seed with many identical blocks (runs of
  *  zeros) would otherwise make a miss cost one strong hash per copy (rsync match.c has the same
  *  cap, MAX_CHAIN_LEN, for the same reason). Identical blocks all serve equally: the first wins. */
@@ -82,10 +76,13 @@ export class Matcher {
     }
   }
 
-  /** A window of `size` bytes: the kernel above KERNEL_MIN_WINDOW, else JavaScript (small files,
-   *  small refinement holes); a target that outgrows its first window moves to the kernel. */
+  /** A window of `size` bytes, in the kernel where the runtime has it (`kernel` forces one). A
+   *  matcher per small file or refinement hole used the JS loops below 256 KiB while each new
+   *  kernel instance reserved a new memory (~70 µs made in a loop, far more made and dropped by
+   *  the hundred); released at end() they are reused (hash-wasm.ts), and the kernel's ~2× pays
+   *  at any size. */
   #newHasher(size: number): BlockHasher {
-    return blockHasher(size, this.#tables, this.#kernel ?? (size > KERNEL_MIN_WINDOW ? undefined : 'js'))
+    return blockHasher(size, this.#tables, this.#kernel)
   }
 
   /** `owned`: `input` is never written again by the caller (see OpSink.literal). */
@@ -98,9 +95,11 @@ export class Matcher {
     while (taken < input.length) {
       if (this.#end === this.#buf.length) {
         if (this.#buf.length < Math.max(MAX_WINDOW, 4 * this.#b)) {
+          const smaller = this.#hasher!
           this.#hasher = this.#newHasher(Math.max(MAX_WINDOW, 4 * this.#b))
           this.#hasher.bytes.set(this.#buf.subarray(0, this.#end))
           this.#buf = this.#hasher.bytes
+          smaller.release()
         } else this.#compact()
       }
       const n = Math.min(input.length - taken, this.#buf.length - this.#end)
@@ -111,10 +110,14 @@ export class Matcher {
     }
   }
 
+  /** The target's end: the last ops go to the sink, and the window is released (no call after). */
   end(): void {
     if (this.#count === 0) return
     this.#scan(true)
     this.#literalTo(this.#end)
+    this.#hasher?.release()
+    this.#hasher = undefined
+    this.#buf = new Uint8Array(0)
   }
 
   /** Moves what is still needed (from p on; the literal before it goes to the writer first) to

@@ -65,15 +65,19 @@ export function encodeDelta(
     const hasher = checker ?? (opts.digest === undefined ? new FileDigester() : undefined)
     const matcher = new Matcher(sig, writer, windowFor(opts.sizeHint))
     let size = 0
-    for await (const input of target) {
+    try {
+      for await (const input of target) {
+        if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
+        hasher?.update(input)
+        size += input.length
+        matcher.push(input, opts.ownedInput === true)
+        yield* writer.take()
+      }
       if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
-      hasher?.update(input)
-      size += input.length
-      matcher.push(input, opts.ownedInput === true)
-      yield* writer.take()
+      matcher.end()
+    } finally {
+      matcher.release()
     }
-    if (opts.signal?.aborted) throw new DsyncError('ABORTED', 'delta cancelled', { cause: opts.signal.reason })
-    matcher.end()
     writer.finish(size, hasher?.digest() ?? opts.digest!)
     yield* writer.take()
     result = Object.freeze({ targetSize: size, copiedBytes: writer.copiedBytes, literalBytes: writer.literalBytes, encodedBytes: writer.encodedBytes })

@@ -266,6 +266,7 @@ class WasmHasher implements BlockHasher {
   }
 
   get lastStrong(): number {
+    if (this.#k === RELEASED) gone()
     return this.#strongView[0]!
   }
 
@@ -274,10 +275,12 @@ class WasmHasher implements BlockHasher {
   }
 
   get hash(): number {
+    if (this.#k === RELEASED) gone()
     return this.#hashView[0]!
   }
 
   roll(q: number, h: number): number {
+    if (this.#k === RELEASED) gone()
     return rollWith(this.#outG, h, this.bytes[q]!, this.bytes[q + this.#b]!)
   }
 

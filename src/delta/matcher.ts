@@ -115,6 +115,12 @@ export class Matcher {
     if (this.#count === 0) return
     this.#scan(true)
     this.#literalTo(this.#end)
+    this.release()
+  }
+
+  /** Lets go of the window (its kernel instance serves the next matcher) with no more ops: after
+   *  end(), or instead of it when the target is given up (an abort, a failed read). */
+  release(): void {
     this.#hasher?.release()
     this.#hasher = undefined
     this.#buf = new Uint8Array(0)

@@ -32,13 +32,17 @@ export async function matchTarget(
   const matcher = new Matcher(sig, rec, windowFor(opts.sizeHint))
   const digester = opts.digest !== undefined ? undefined : await preferredHasher(opts.fastCheck === true)
   let size = 0
-  for await (const input of target) {
-    aborted(opts.signal, 'matching')
-    digester?.update(input)
-    size += input.length
-    matcher.push(input)
+  try {
+    for await (const input of target) {
+      aborted(opts.signal, 'matching')
+      digester?.update(input)
+      size += input.length
+      matcher.push(input)
+    }
+    matcher.end()
+  } finally {
+    matcher.release()
   }
-  matcher.end()
   return { list: { seedSize: sig.seedSize, targetSize: size, matches: rec.matches }, digest: digester?.digest() ?? opts.digest! }
 }
 
@@ -57,13 +61,17 @@ export async function refineMatches(list: MatchList, sig: RefineSignature, targe
   // The matches each refined hole finds, its bytes read ahead of the matcher (readRanges).
   const found = refined.map(() => new MatchRecorder())
   let matcher: Matcher | undefined
-  for await (const p of readRanges(target, refined.map((h) => ({ offset: h.target, length: h.length })), { piece: READ_PIECE, signal: opts.signal })) {
-    const h = refined[p.range]!
-    matcher ??= new Matcher(holeSignature(sig, h.seedLength, firstKey[p.range]!), found[p.range]!, windowFor(h.length))
-    matcher.push(p.bytes)
-    if (!p.last) continue
-    matcher.end()
-    matcher = undefined
+  try {
+    for await (const p of readRanges(target, refined.map((h) => ({ offset: h.target, length: h.length })), { piece: READ_PIECE, signal: opts.signal })) {
+      const h = refined[p.range]!
+      matcher ??= new Matcher(holeSignature(sig, h.seedLength, firstKey[p.range]!), found[p.range]!, windowFor(h.length))
+      matcher.push(p.bytes)
+      if (!p.last) continue
+      matcher.end()
+      matcher = undefined
+    }
+  } finally {
+    matcher?.release()
   }
   const out = new MatchRecorder()
   let m = 0

@@ -119,6 +119,9 @@ t.test('a released kernel serves the next hasher with that one\'s own window and
   const h = blockHasher(1000, undefined, 'wasm')
   h.release()
   t.throws(() => h.rolling(0, 10), /after its release/, 'a released hasher is not used by mistake')
+  t.throws(() => h.hash, /after its release/, 'nor its last hash')
+  t.throws(() => h.lastStrong, /after its release/, 'nor its last strong key')
+  t.throws(() => h.roll(0, 0), /after its release/, 'nor its roll')
   t.equal(h.bytes.length, 0, 'and its window is gone')
   h.release() // twice: nothing more happens
   const next = blockHasher(1000, undefined, 'wasm')

@@ -28,6 +28,25 @@ t.test('a new file made of pieces of two files the server has copies from both (
   t.ok(r.summary.wireBytesSent < 170 * KiB, `${r.summary.wireBytesSent} bytes sent for a ${made.length}-byte file`)
 })
 
+t.test('two small seeds (read once, whole, and held: HELD_SEED_BYTES) give the same delta from both', async (t) => {
+  const a = randomBytes(61, 128 * KiB)
+  const b = randomBytes(62, 128 * KiB)
+  const home = await tempTree(t, { 'lib/a.bin': a, 'lib/b.bin': b })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  // All of a, 96 KiB of b, 16 KiB new: 256 KiB of seeds in all, as much as is held.
+  const made = Buffer.concat([a, b.subarray(16 * KiB, 112 * KiB), randomBytes(63, 16 * KiB)])
+  await writeFile(join(home, 'made.bin'), made)
+  const r = await push(home, server.url, clientOpts())
+  t.ok((await readFile(join(work, 'made.bin'))).equals(made), 'written exactly')
+  const e = r.events.find((x) => x.path === 'made.bin')
+  t.match(e, { action: 'delta', seed: 'lib/a.bin', message: /lib\/b\.bin as a second seed/ }, 'from a, with b as a second seed')
+  // Held bytes that were not the seeds' would fail the digest, and the file would come whole.
+  t.ok((e?.copiedBytes ?? 0) >= 200 * KiB, `${e?.copiedBytes} bytes copied: both pieces`)
+  t.ok((e?.literalBytes ?? Infinity) <= 40 * KiB, `${e?.literalBytes} bytes of literal: the new 16 KiB and the pieces' edges`)
+})
+
 t.test('two pieces, neither similar enough alone: the pair passes the rule, and the file goes as a delta', async (t) => {
   const a = randomBytes(51, 512 * KiB)
   const b = randomBytes(52, 512 * KiB)

@@ -104,16 +104,22 @@ export abstract class FrameChannel implements Channel {
   }
 
   async send(msg: Message): Promise<void> {
-    if (this.closed) throw new DsyncError('NETWORK', `connection closed; cannot send '${msg.t}'`)
+    if (this.closed) throw await this.closedError(msg)
     // Wait before encoding, so concurrent senders hold no encoded frames while they wait; and
     // check, encode and write with no await between, so each sender that passes claims its room.
     while (!this.canWrite()) {
       await this.writableChange()
-      if (this.closed) throw new DsyncError('NETWORK', `connection closed; cannot send '${msg.t}'`)
+      if (this.closed) throw await this.closedError(msg)
     }
     const frame = encode(msg)
     this.stats.bytesSent += frame.length
     await this.writeFrame(frame)
+  }
+
+  /** What a send on a closed channel throws. A transport that can say why its peer went (a
+   *  remote shell's exit status: StreamChannel) says that instead. */
+  protected closedError(msg: Message): DsyncError | Promise<DsyncError> {
+    return new DsyncError('NETWORK', `connection closed; cannot send '${msg.t}'`)
   }
 
   /** The next inbound message, or null after a normal close. Same errors as `messages()`. */

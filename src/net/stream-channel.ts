@@ -3,6 +3,7 @@ import { DsyncError } from '../errors.js'
 import { recycleSent } from '../headroom.js'
 import { LIMITS } from '../../protocol/messages.js'
 import { CLOSE, DEFAULT_CHANNEL_LIMITS, FrameChannel, type ChannelLimits } from './channel.js'
+import type { Message } from './messages.js'
 
 /** Bytes of the length prefix before every frame (u32 big-endian). */
 const PREFIX_BYTES = 4
@@ -32,6 +33,10 @@ export class StreamChannel extends FrameChannel {
   /** True once input is over: a close record, EOF, an error, or a refused frame. */
   private inputDone = false
   private readonly explainEnd: EndExplainer
+  /** Why the input ended with no close record (explainEnd), once it has: what a send after it
+   *  throws too. A pull whose remote was killed as it sent its last file failed on sending
+   *  `done` with "connection closed", where receiving said "killed by SIGKILL". */
+  private endExplained: Promise<DsyncError> | undefined
 
   constructor(
     private readonly input: Readable,
@@ -166,10 +171,15 @@ export class StreamChannel extends FrameChannel {
     this.inputDone = true
     this.closed = true
     this.wakeSenders()
-    void this.explainEnd(cause).then((err) => {
+    this.endExplained = this.explainEnd(cause)
+    void this.endExplained.then((err) => {
       this.inbound.end(err)
       this.wakeSenders()
     })
+  }
+
+  protected override closedError(msg: Message): DsyncError | Promise<DsyncError> {
+    return this.endExplained ?? super.closedError(msg)
   }
 
   private stopReading(): void {

@@ -4,6 +4,7 @@ import { StreamChannel } from '../../src/net/stream-channel.js'
 import { allocWithHeadroom, POOLED_BYTES, pooledCount } from '../../src/headroom.js'
 import { decode, encode, LIMITS, type ChannelLimits, type Message } from '../../src/net/index.js'
 import { randomBytes } from '../support/random.js'
+import { DsyncError } from '../../src/errors.js'
 
 const MiB = 1024 * 1024
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -163,6 +164,32 @@ t.test('sending after the peer is gone rejects with NETWORK instead of hanging',
   toChannel.end()
   await t.rejects(channel.receive(), { code: 'NETWORK' })
   await t.rejects(channel.send({ t: 'filesEnd' }), { code: 'NETWORK' })
+})
+
+t.test('a send after the peer went says why it went, as receiving does (the explained end), even before receiving', async (t) => {
+  const toChannel = new PassThrough()
+  const fromChannel = new PassThrough()
+  fromChannel.resume()
+  let release!: () => void
+  const exited = new Promise<void>((resolve) => (release = resolve))
+  // As connectSsh's: the remote shell's exit status comes a little after its stdout ends.
+  const channel = new StreamChannel(toChannel, fromChannel, {
+    explainEnd: async () => {
+      await exited
+      return new DsyncError('NETWORK', 'the remote side was killed by SIGKILL before the session finished')
+    },
+  })
+  toChannel.end()
+  await sleep(10)
+  const sending = channel.send({ t: 'filesEnd' })
+  release()
+  await t.rejects(sending, { code: 'NETWORK', message: /killed by SIGKILL/ }, 'the send, made before the exit was known')
+  await t.rejects(channel.receive(), { code: 'NETWORK', message: /killed by SIGKILL/ }, 'and receiving')
+  await t.rejects(channel.send({ t: 'filesEnd' }), { message: /killed by SIGKILL/ }, 'and a send after')
+  // A session this side closed is no peer gone: the plain reason.
+  const { channel: closedHere } = rawPeer()
+  closedHere.close()
+  await t.rejects(closedHere.send({ t: 'filesEnd' }), { code: 'NETWORK', message: /connection closed; cannot send 'filesEnd'/ })
 })
 
 t.test('a read buffer sent in place goes back to the pool once copied into the stream: the peer gets what was sent', async (t) => {

@@ -200,12 +200,11 @@ export function wasmHasher(size: number, tables: SearchTables | undefined): Bloc
  * its memory is at most IDLE_KERNEL_BYTES (a small file's window or a hole's, with its tables: the
  * ones made by the hundred), so at most 8 MiB stays held; a large file's instance, grown to a
  * 4 MiB window, is made once per file and left to the garbage collector. matchTarget of 200
- * edited 20 KiB text files and 40 of 256 KiB (bench by hand, CPU ms): 111–153 → 61–79.
+ * edited 20 KiB text files and 40 of 256 KiB (by hand, CPU ms): 111–153 → 54–84.
  */
 const idle: KernelExports[] = []
 const IDLE_KERNELS = 8
 const IDLE_KERNEL_BYTES = 1024 * 1024
-
 
 class WasmHasher implements BlockHasher {
   #k: KernelExports

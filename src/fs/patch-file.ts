@@ -20,9 +20,9 @@ export async function patchFile(
 ): Promise<AppliedDelta> {
   const noFollow = opts.noFollow === true
   // applyDelta keeps a read no longer than until the call after next: the reader may reuse them.
-  const held = seedPath === null || isSeedReader(seedPath) ? seedPath : undefined
-  const opened = held === undefined ? await openSeedsReader(typeof seedPath === 'string' ? [seedPath] : (seedPath as readonly string[]), { noFollow, reuse: true }) : undefined
-  const seed = opened ?? held ?? null
+  const opened = seedPath === null || isSeedReader(seedPath) ? undefined : await openSeedsReader(typeof seedPath === 'string' ? [seedPath] : seedPath, { noFollow, reuse: true })
+  // Not opened here: the caller's reader (which it closes), or none.
+  const seed = opened ?? (seedPath as SeedReader | null)
   try {
     const sizeHint = opts.sizeHint ?? opts.expect?.size
     return await writeAtomically(outPath, (sink) => applyDelta(seed, delta, sink, { signal: opts.signal, expect: opts.expect, ownedInput: opts.ownedDelta === true }), {

@@ -24,8 +24,7 @@ function unsafe(rel: string, why: string): DsyncError {
  */
 export function checkRelPath(rel: string): string {
   if (typeof rel !== 'string' || rel.length === 0) throw unsafe(String(rel), 'empty path')
-  if (rel.includes('\0')) throw unsafe(rel, 'contains a NUL byte')
-  if (rel.includes('\\')) throw unsafe(rel, "contains a backslash (paths use '/')")
+  checkCharacters(rel, rel)
   if (rel.startsWith('/')) throw unsafe(rel, 'absolute path (must be relative to the root)')
   checkLength(rel)
   for (const seg of rel.split('/')) checkSegment(rel, seg)
@@ -39,12 +38,17 @@ export function checkRelPath(rel: string): string {
  * 20,000-file no-op's ~490 CPU ms on each side.
  */
 export function checkChildPath(rel: string, name: string): string {
-  if (name.includes('\0')) throw unsafe(rel, 'contains a NUL byte')
-  if (name.includes('\\')) throw unsafe(rel, "contains a backslash (paths use '/')")
+  checkCharacters(rel, name)
   if (name.includes('/')) throw unsafe(rel, "a name with a '/' in it")
   checkLength(rel)
   checkSegment(rel, name)
   return rel
+}
+
+/** No NUL and no backslash in `text` (the path `rel`, or its last name). */
+function checkCharacters(rel: string, text: string): void {
+  if (text.includes('\0')) throw unsafe(rel, 'contains a NUL byte')
+  if (text.includes('\\')) throw unsafe(rel, "contains a backslash (paths use '/')")
 }
 
 function checkLength(rel: string): void {

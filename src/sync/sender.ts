@@ -1,11 +1,11 @@
 import {
   decodeRefineSignature, decodeSignature, EMPTY_SIGNATURE, encodeDelta, encodeMatchedDelta, encodeMatches, matchTarget, MAX_MATCHES, refineMatches,
-  preferredHasher, storedDelta, type DeltaStats, type SeedReader, type Signature, type TargetCheck,
+  preferredHasher, storedDelta, type DeltaStats, type Signature, type TargetCheck,
 } from '../delta/index.js'
 import { cutterFor } from '../chunk/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
-import { fsError, openFileSource, openSeedReader, readRegular, resolveInside, unchangedWhileRead, type TreeEntry } from '../fs/index.js'
+import { fsError, memorySeedReader, openFileSource, openSeedReader, readRegular, resolveInside, unchangedWhileRead, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { POSTED_BYTES, probeAnchorKeys, sampleChunks, type FileRecord } from '../store/index.js'
@@ -314,7 +314,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     if (receiverDone) throw giveUp(id, 'the receiver ended the session')
     const rounds = new Mailbox<Extract<Message, { t: 'refine' }>>(signal, 'refine')
     refining.set(id, rounds)
-    const reader = kept !== undefined ? memoryReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true, syncSmall: true })
+    const reader = kept !== undefined ? memorySeedReader(kept) : await openSeedReader(await resolveInside(d.root, path), { noFollow: true, syncSmall: true })
     try {
       const stream = Array.isArray(source) ? (async function* () { yield* source })() : source
       let { list, digest } = await matchTarget(sig, stream, { signal, ...known })
@@ -343,13 +343,13 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
           try {
             yield* delta.bytes
           } finally {
-            await closeReader(reader)
+            await reader.close()
           }
         })(),
         stats: () => delta.stats(),
       }
     } catch (err) {
-      await closeReader(reader)
+      await reader.close()
       throw err
     } finally {
       refining.delete(id)
@@ -890,16 +890,6 @@ function wholeList(
     })
   }
   return entries
-}
-
-/** A file's bytes in memory as a SeedReader (a small file kept from its read). */
-function memoryReader(bytes: Uint8Array): SeedReader {
-  return { size: bytes.length, read: async (offset, length) => bytes.subarray(offset, offset + length) }
-}
-
-async function closeReader(r: SeedReader): Promise<void> {
-  const c = (r as { close?: () => Promise<void> }).close
-  if (c !== undefined) await c.call(r)
 }
 
 /** `paths` and every directory above them. */

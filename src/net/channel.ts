@@ -45,11 +45,14 @@ export interface ChannelLimits extends QueueLimits {
 }
 
 /**
- * Default limits. Memory per session stays near 8 MiB inbound + 4 MiB outbound + one frame.
+ * Default limits. Memory per session stays near 2 MiB inbound + 4 MiB outbound + one frame.
  * Both sides of a 1 MiB `data` stream keep a few frames in flight, enough to fill loopback.
+ * Inbound was 8 MiB: 2 MiB is as fast here, and with the file queue's 2 MiB (ByteQueue) a new
+ * 1 GiB file's receiver peaked at 116–117 MiB instead of 127–131 (bench/README "Speed at
+ * scale", GC).
  */
 export const DEFAULT_CHANNEL_LIMITS: ChannelLimits = Object.freeze({
-  maxQueuedBytes: 8 * 1024 * 1024,
+  maxQueuedBytes: 2 * 1024 * 1024,
   maxQueuedMessages: 4096,
   sendHighWaterBytes: 4 * 1024 * 1024,
 })

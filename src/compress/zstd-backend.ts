@@ -1,4 +1,5 @@
 import * as zlib from 'node:zlib'
+import { requirePackage } from '../packages.js'
 
 /**
  * One zstd implementation. Every backend writes and reads standard zstd frames (RFC 8878), so a
@@ -60,7 +61,7 @@ interface ZstdWasmModule {
 export async function wasmZstd(): Promise<ZstdBackend | null> {
   let m: ZstdWasmModule
   try {
-    m = (await import('@bokuweb/zstd-wasm')) as unknown as ZstdWasmModule
+    m = requirePackage('@bokuweb/zstd-wasm') as ZstdWasmModule
     await m.init()
   } catch (err) {
     // Policy: a zstd that cannot load means literals go out as deflate (codec 2); say nothing here.

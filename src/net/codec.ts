@@ -1,9 +1,10 @@
-import { Packr } from 'msgpackr'
+import type * as Msgpackr from 'msgpackr'
 import { compressFrame, decompressFrame } from '../compress/index.js'
 import { DsyncError, type ErrorCode } from '../errors.js'
 import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
 import { METRIC_NAMES } from '../choices.js'
 import { prependInPlace } from '../headroom.js'
+import { requirePackage } from '../packages.js'
 import type { Chunk, FileDigest, SketchScanResult } from '../types.js'
 import {
   BATCHED_TYPES, LIMITS, OP_CODE, PROBE_KEY_BYTES, STATE_STATUS, SYNC_STEPS, WIRE_KIND, type WireFileEntry, type WireGroupPiece, type WireMessage, type WireOpEntry,
@@ -21,6 +22,7 @@ import { WireFields, checkBytes, checkInt, checkNum, checkPath, checkStr, isPlai
 // No records, structured clones or extra types: the wire is plain maps, arrays, strings,
 // numbers, booleans, nil and bin. 64-bit integers decode as (possibly inexact) numbers, which
 // the safe-integer checks then refuse, instead of BigInts.
+const { Packr } = requirePackage('msgpackr') as typeof Msgpackr
 const packr = new Packr({
   useRecords: false,
   structuredClone: false,

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { Database, RootDatabase } from 'lmdb'
 import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
+import { requirePackage } from '../packages.js'
 import { checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
 import { digestBytes } from '../hash/index.js'
 import type { Chunk, FileDigest, Fingerprint } from '../types.js'
@@ -102,8 +103,8 @@ export class Store {
     const dir = await stateDir(root)
     let store: Store
     try {
-      // Loaded here, not at startup: see LAZY_LOAD in src/cli/main.ts.
-      const { open } = await import('lmdb')
+      // Loaded here, not at startup (see LAZY_LOAD in src/cli/main.ts), and as CommonJS (packages.ts).
+      const { open } = requirePackage('lmdb') as typeof import('lmdb')
       store = new Store(dir, open({ path: join(dir, STORE_FILE_NAME), maxDbs: 16, compression: false }))
     } catch (err) {
       throw storeError(dir, 'open', err)

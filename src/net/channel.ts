@@ -49,7 +49,7 @@ export interface ChannelLimits extends QueueLimits {
  * Both sides of a 1 MiB `data` stream keep a few frames in flight, enough to fill loopback.
  * Inbound was 8 MiB: 2 MiB is as fast here, and with the file queue's 2 MiB (ByteQueue) a new
  * 1 GiB file's receiver peaked at 112–119 MiB instead of 126–131 (bench/README "Speed at
- * scale", garbage collection).
+ * scale", "Garbage collection under bulk data, and the queues").
  */
 export const DEFAULT_CHANNEL_LIMITS: ChannelLimits = Object.freeze({
   maxQueuedBytes: 2 * 1024 * 1024,

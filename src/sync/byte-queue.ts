@@ -17,10 +17,10 @@ import { abortError } from './session-scope.js'
 const WRITER_STOPPED = new DsyncError('ABORTED', 'file writer stopped')
 
 /**
- * Bytes a file's queue holds before the pump waits: 2 MiB, enough to keep a disk busy (the pump
- * refills it from the socket in well under a write's time). It was 8 MiB: no faster, and every
- * byte queued is memory the process holds (with the channel's inbound 2 MiB, a new 1 GiB file's
- * receiver peaked ~13 MiB lower: bench/README "Speed at scale", GC).
+ * Bytes a file's queue holds before the pump waits. It was 8 MiB: 2 MiB wrote a new 1 GiB file as
+ * fast, by hand, and every byte queued is memory the process holds (with the channel's inbound
+ * 2 MiB, the receiver peaked ~13 MiB lower: bench/README "Speed at scale", "Garbage collection
+ * under bulk data, and the queues").
  */
 const QUEUE_BYTES = 2 * 1024 * 1024
 

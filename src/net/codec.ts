@@ -1,4 +1,3 @@
-import type * as Msgpackr from 'msgpackr'
 import { compressFrame, decompressFrame } from '../compress/index.js'
 import { DsyncError, type ErrorCode } from '../errors.js'
 import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
@@ -22,7 +21,7 @@ import { WireFields, checkBytes, checkInt, checkNum, checkPath, checkStr, isPlai
 // No records, structured clones or extra types: the wire is plain maps, arrays, strings,
 // numbers, booleans, nil and bin. 64-bit integers decode as (possibly inexact) numbers, which
 // the safe-integer checks then refuse, instead of BigInts.
-const { Packr } = requirePackage('msgpackr') as typeof Msgpackr
+const { Packr } = requirePackage('msgpackr') as typeof import('msgpackr')
 const packr = new Packr({
   useRecords: false,
   structuredClone: false,

@@ -28,21 +28,35 @@ const C_LOG_C = Float64Array.from({ length: SLICE + 1 }, (_, c) => (c > 0 ? c * 
 export function looksIncompressible(raw: Uint8Array, slices: number = SLICES): boolean {
   if (raw.length < MIN_PROBED) return false
   const hist = new Uint16Array(256)
-  const last = new Int32Array(1 << 10)
+  // The last 4-byte word seen in each hash slot, and the slice (from 1) that stored it: a slot
+  // stamped by an earlier slice counts as empty, so the table is never refilled, and a repeat is
+  // one compare of the word itself, not a re-read of 4 earlier bytes. The repeat check alone:
+  // 0.55–0.62 → 0.21–0.25 ms a 1 MiB frame; the whole probe 0.46–0.53 → 0.37–0.39 ms (thin,
+  // 8 slices: ~0.11 either way), by hand; the same answer as before on 6,000 frames of random,
+  // repeated, text-like and patched bytes (test/compress/incompressible.ts has the oracle).
+  const words = new Int32Array(1 << 10)
+  const stamps = new Int32Array(1 << 10)
   const step = Math.floor((raw.length - SLICE) / (slices - 1))
   for (let s = 0; s < slices; s++) {
     const start = s * step
+    const end = start + SLICE
+    const stamp = s + 1
     hist.fill(0)
-    last.fill(-1)
+    hist[raw[start]!]!++
+    hist[raw[start + 1]!]!++
+    hist[raw[start + 2]!]!++
+    // the first 3 bytes one place up: the first shift below brings them down under the 4th
+    let word = (raw[start]! << 8) | (raw[start + 1]! << 16) | (raw[start + 2]! << 24)
     let repeats = 0
-    for (let i = start; i < start + SLICE; i++) {
-      hist[raw[i]!]!++
-      if (i + 4 > start + SLICE) continue
-      const word = (raw[i]! | (raw[i + 1]! << 8) | (raw[i + 2]! << 16) | (raw[i + 3]! << 24)) >>> 0
+    for (let i = start + 3; i < end; i++) {
+      const b = raw[i]!
+      hist[b]!++
+      // the 4 bytes ending at i, first byte lowest
+      word = (word >>> 8) | (b << 24)
       const h = Math.imul(word, 0x9e3779b1) >>> 22
-      const j = last[h]!
-      if (j >= 0 && raw[j] === raw[i] && raw[j + 1] === raw[i + 1] && raw[j + 2] === raw[i + 2] && raw[j + 3] === raw[i + 3]) repeats++
-      last[h] = i
+      if (stamps[h] === stamp && words[h] === word) repeats++
+      words[h] = word
+      stamps[h] = stamp
     }
     if (repeats > MAX_REPEATS) return false
     // H·n = Σ c·log2(n/c) = n·log2(n) − Σ c·log2(c)

@@ -4,6 +4,7 @@ import { pull, push, sync, type ClientOptions, type FileEvent, type SyncResult }
 import type { SyncKind } from '../commands/push-pull.js'
 import { filterRules, type SyncCliOptions } from '../commands/sync-options.js'
 import type { CliContext } from '../context.js'
+import { sweepOnMainThread } from '../gc-tuning.js'
 import { formatCandidates, formatDecision, formatEvent, formatOutcome, formatSummary, formatTwoWayOutcome, jsonError, plural } from '../output.js'
 import { liveOutput } from '../progress.js'
 import { connectionOptions, resolveFilters } from './session-inputs.js'
@@ -21,6 +22,8 @@ function checkArgOrder(kind: SyncKind, local: string, url: string): void {
 /** The action of push, pull and sync (registered in commands/push-pull.ts). */
 export async function runSync(kind: SyncKind, local: string, url: string, o: SyncCliOptions, ctx: CliContext): Promise<void> {
   checkArgOrder(kind, local, url)
+  // pull and two-way sync receive file data here (a push's receiver is the server).
+  if (kind !== 'push') sweepOnMainThread()
   const connection = await connectionOptions(url, o, ctx)
   const exclude = await resolveFilters(filterRules(o), ctx)
   const human = !o.json && !o.quiet

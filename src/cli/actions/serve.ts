@@ -4,10 +4,12 @@ import type { ServerLimits } from '../../net/index.js'
 import { serve, serveStdio, type ServeOptions } from '../../sync/index.js'
 import type { ServeCliOptions } from '../commands/serve.js'
 import type { CliContext } from '../context.js'
+import { sweepOnMainThread } from '../gc-tuning.js'
 import { readOptionalFile, readToken } from './session-inputs.js'
 
 /** `dsync serve`'s action (registered in commands/serve.ts). */
 export async function runServe(ctx: CliContext, o: ServeCliOptions): Promise<void> {
+  sweepOnMainThread()
   if (o.stdio) return serveOverStdio(o, ctx)
   if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
     throw new DsyncError('USAGE', '--tls-cert and --tls-key go together: give both to serve wss://, or neither')

@@ -7,9 +7,9 @@
 // Why (issue 8, bench/README.md "Startup"): loading ~150 modules of dist/ and ws, commander,
 // cli-progress, ignore, @noble/hashes one by one (resolve, stat, read, compile each) was most of
 // a small push: a no-op push of 10 files took 0.29–0.40 s, 0.18–0.22 s bundled (by hand, in
-// turns). Left out, loaded from node_modules as before: lmdb and msgpackr (native addons found
-// next to their package), @bokuweb/zstd-wasm (its .wasm file next to its module), and ws's
-// optional native helpers. dist/bundle/meta.json maps each chunk to the modules in it
+// turns). Left out, loaded from node_modules as before: lmdb, msgpackr and xxhash-addon (native
+// addons found next to their package), @bokuweb/zstd-wasm (its .wasm file next to its module),
+// and ws's optional native helpers. dist/bundle/meta.json maps each chunk to the modules in it
 // (test/cli/startup.ts reads it to check what a command loads).
 import { build } from 'esbuild'
 import { rm, writeFile } from 'node:fs/promises'
@@ -31,7 +31,7 @@ const result = await build({
   metafile: true,
   sourcemap: 'linked',
   logLevel: 'warning',
-  external: ['lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'bufferutil', 'utf-8-validate'],
+  external: ['lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'xxhash-addon', 'bufferutil', 'utf-8-validate'],
   // Bundled CommonJS packages (ws, commander) call require() for Node's own modules.
   banner: { js: "import { createRequire as __dsyncRequire } from 'node:module'; const require = __dsyncRequire(import.meta.url);" },
 })

@@ -1,5 +1,5 @@
 import { DsyncError, isDsyncError } from '../errors.js'
-import { streamCheckerOrNone } from '../hash/index.js'
+import { streamCheckAvailable } from '../hash/index.js'
 import { FAST_CHECK_PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, SUPPORTED_VERSIONS, SYNC_PROTOCOL_VERSION } from '../../protocol/messages.js'
 import { clientMac, newChallenge, serverMac, verifyMac } from './auth.js'
 import type { FrameChannel } from './channel.js'
@@ -40,7 +40,7 @@ let local: Promise<readonly number[]> | undefined
  * sends this side a file it cannot check. The default of both sides of the handshake.
  */
 export function localVersions(): Promise<readonly number[]> {
-  local ??= streamCheckerOrNone().then((c) => (c !== undefined ? SUPPORTED_VERSIONS : SUPPORTED_VERSIONS.filter((v) => v < FAST_CHECK_PROTOCOL_VERSION)))
+  local ??= streamCheckAvailable().then((ok) => (ok ? SUPPORTED_VERSIONS : SUPPORTED_VERSIONS.filter((v) => v < FAST_CHECK_PROTOCOL_VERSION)))
   return local
 }
 

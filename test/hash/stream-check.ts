@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { newStreamChecker } from '../../src/hash/index.js'
+import { newStreamChecker, streamCheckBackend, wasmStreamChecker } from '../../src/hash/index.js'
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex')
 
@@ -46,4 +46,24 @@ t.test('one changed bit changes the check', async (t) => {
     d[at]! ^= 0x10
     t.not(await check(d), whole, `bit flipped at ${at}`)
   }
+})
+
+t.test('the native backend is the one used where it is installed, and gives the WebAssembly one\'s bytes', async (t) => {
+  // npm installs the optional xxhash-addon with its prebuilt binary on Linux, macOS and Windows
+  // (x64, arm64): the machines these tests run on.
+  t.equal(streamCheckBackend(), 'xxhash-addon')
+  await fc.assert(
+    fc.asyncProperty(fc.uint8Array({ maxLength: 70_000 }), fc.array(fc.nat(70_000), { maxLength: 5 }), async (data, cuts) => {
+      const at = [...new Set(cuts.map((c) => c % (data.length + 1)))].sort((a, b) => a - b)
+      const [native, wasm] = await Promise.all([newStreamChecker(), wasmStreamChecker()])
+      let from = 0
+      for (const c of [...at, data.length]) {
+        native.update(data.subarray(from, c))
+        wasm.update(data.subarray(from, c))
+        from = c
+      }
+      t.equal(hex(native.digest()), hex(wasm.digest()))
+    }),
+    { numRuns: 60 },
+  )
 })

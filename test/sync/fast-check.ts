@@ -196,7 +196,7 @@ t.test('a small file a sender checked with XXH3-128 all the same is written, and
   await store.close()
 })
 
-t.test('where WebAssembly cannot run (node --jitless), dsync offers versions up to 5 and writes format version 1: no peer sends it what it cannot check', async (t) => {
+t.test('where no XXH3-128 can load (node --jitless --no-addons: no WebAssembly, no native addon), dsync offers versions up to 5 and writes format version 1: no peer sends it what it cannot check', async (t) => {
   const script = `
     const { localVersions } = await import(${JSON.stringify(new URL('../../src/net/handshake.js', import.meta.url).href)})
     const { encodeDelta, EMPTY_SIGNATURE } = await import(${JSON.stringify(new URL('../../src/delta/index.js', import.meta.url).href)})
@@ -204,6 +204,8 @@ t.test('where WebAssembly cannot run (node --jitless), dsync offers versions up 
     for await (const b of encodeDelta(EMPTY_SIGNATURE, [new Uint8Array(10)], { fastCheck: true }).bytes) { version ??= b[3] }
     console.log(JSON.stringify({ versions: await localVersions(), version }))`
   const run = async (flags: string[]) => JSON.parse((await promisify(execFile)(process.execPath, [...flags, '--input-type=module', '-e', script])).stdout)
-  t.same(await run(['--jitless']), { versions: [5, 4, 3, 2, 1], version: 1 })
-  t.same(await run([]), { versions: [8, 7, 6, 5, 4, 3, 2, 1], version: 2 }, 'and with WebAssembly, 6 on and format version 2')
+  t.same(await run(['--jitless', '--no-addons']), { versions: [5, 4, 3, 2, 1], version: 1 })
+  t.same(await run([]), { versions: [8, 7, 6, 5, 4, 3, 2, 1], version: 2 }, 'and with both, 6 on and format version 2')
+  t.same(await run(['--jitless']), { versions: [8, 7, 6, 5, 4, 3, 2, 1], version: 2 }, 'the native addon alone: the same')
+  t.same(await run(['--no-addons']), { versions: [8, 7, 6, 5, 4, 3, 2, 1], version: 2 }, 'WebAssembly alone: the same')
 })

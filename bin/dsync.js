@@ -31,12 +31,16 @@ function entry() {
 
 const controller = new AbortController()
 let interrupted = false
-process.on('SIGINT', () => {
-  // First Ctrl+C: cancel cleanly (temp files removed, old files intact). Second: exit now.
-  if (interrupted) process.exit(130)
-  interrupted = true
-  controller.abort(new Error('interrupted'))
-})
+// First Ctrl+C (SIGINT), or SIGTERM (what `systemctl stop`, `docker stop` and `kill` send): cancel
+// cleanly (temp files removed, old files intact, the tree's lock released; a server closes its
+// sessions and says `stopped`). Second: exit now.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(130)
+    interrupted = true
+    controller.abort(new Error('interrupted'))
+  })
+}
 
 // A reader that went away (`dsync push --help | head`): stop writing and cancel cleanly, as
 // other command-line tools stop, instead of dying on an unhandled EPIPE with a stack trace.

@@ -40,5 +40,5 @@ export const EXIT_CODE_TABLE: readonly (readonly [number, string])[] = Object.fr
   [9, 'unsafe path refused (.., absolute, NUL, symlink escape)'],
   [10, 'partial: some files were not synced (conflicts or per-file errors); the rest were'],
   [11, 'server busy: too many connections or sessions; try again later'],
-  [130, 'interrupted (Ctrl+C)'],
+  [130, 'interrupted (Ctrl+C, or SIGTERM)'],
 ])

@@ -49,6 +49,27 @@ t.test('another process holds the tree: wait for it; its lock after a kill -9 is
   t.ok(ran, 'runs once the holder died')
 })
 
+t.test('a lock left by a process that died is taken over at once: no wait, no waiting notice', async (t) => {
+  const root = await tempTree(t)
+  const lockModule = new URL('../../src/sync/tree-lock.js', import.meta.url).href
+  const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+    const { TreeLock } = await import(${JSON.stringify(lockModule)})
+    await new TreeLock(${JSON.stringify(root)}).hold(() => () => {}, new AbortController().signal, async () => {
+      console.log('held'); await new Promise(() => setInterval(() => {}, 1000))
+    })`])
+  t.teardown(() => void holder.kill('SIGKILL'))
+  await new Promise<void>((r) => holder.stdout.once('data', () => r()))
+  holder.kill('SIGKILL')
+  await new Promise<void>((r) => holder.once('exit', () => r()))
+  let waited = false
+  let ran = false
+  await new TreeLock(root).hold(() => ((waited = true), () => undefined), new AbortController().signal, async () => {
+    ran = true
+  })
+  t.ok(ran, 'runs')
+  t.notOk(waited, 'without waiting for the dead holder, nor saying it waits')
+})
+
 t.test('an abort ends the wait', async (t) => {
   const root = await tempTree(t)
   const lock = new TreeLock(root)

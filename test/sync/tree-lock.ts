@@ -1,7 +1,20 @@
-import t from 'tap'
-import { spawn } from 'node:child_process'
+import t, { type Test } from 'tap'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { TreeLock } from '../../src/sync/tree-lock.js'
 import { tempTree } from '../support/temp.js'
+
+/** Another process that takes the tree's lock and keeps it until killed; resolves once it holds it. */
+async function otherProcessHolds(t: Test, root: string): Promise<ChildProcess> {
+  const lockModule = new URL('../../src/sync/tree-lock.js', import.meta.url).href
+  const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+    const { TreeLock } = await import(${JSON.stringify(lockModule)})
+    await new TreeLock(${JSON.stringify(root)}).hold(() => () => {}, new AbortController().signal, async () => {
+      console.log('held'); await new Promise(() => setInterval(() => {}, 1000))
+    })`])
+  t.teardown(() => void holder.kill('SIGKILL'))
+  await new Promise<void>((r) => holder.stdout!.once('data', () => r()))
+  return holder
+}
 
 t.test('sessions on one tree run one at a time, in order; a waiting one is told once', async (t) => {
   const root = await tempTree(t)
@@ -29,14 +42,7 @@ t.test('sessions on one tree run one at a time, in order; a waiting one is told 
 
 t.test('another process holds the tree: wait for it; its lock after a kill -9 is taken over', async (t) => {
   const root = await tempTree(t)
-  const lockModule = new URL('../../src/sync/tree-lock.js', import.meta.url).href
-  const holder = spawn(process.execPath, ['--input-type=module', '-e', `
-    const { TreeLock } = await import(${JSON.stringify(lockModule)})
-    await new TreeLock(${JSON.stringify(root)}).hold(() => () => {}, new AbortController().signal, async () => {
-      console.log('held'); await new Promise(() => setInterval(() => {}, 1000))
-    })`])
-  t.teardown(() => void holder.kill('SIGKILL'))
-  await new Promise<void>((r) => holder.stdout.once('data', () => r()))
+  const holder = await otherProcessHolds(t, root)
   let waited = false
   let ran = false
   const mine = new TreeLock(root).hold(() => ((waited = true), () => undefined), new AbortController().signal, async () => {
@@ -51,14 +57,7 @@ t.test('another process holds the tree: wait for it; its lock after a kill -9 is
 
 t.test('a lock left by a process that died is taken over at once: no wait, no waiting notice', async (t) => {
   const root = await tempTree(t)
-  const lockModule = new URL('../../src/sync/tree-lock.js', import.meta.url).href
-  const holder = spawn(process.execPath, ['--input-type=module', '-e', `
-    const { TreeLock } = await import(${JSON.stringify(lockModule)})
-    await new TreeLock(${JSON.stringify(root)}).hold(() => () => {}, new AbortController().signal, async () => {
-      console.log('held'); await new Promise(() => setInterval(() => {}, 1000))
-    })`])
-  t.teardown(() => void holder.kill('SIGKILL'))
-  await new Promise<void>((r) => holder.stdout.once('data', () => r()))
+  const holder = await otherProcessHolds(t, root)
   holder.kill('SIGKILL')
   await new Promise<void>((r) => holder.once('exit', () => r()))
   let waited = false

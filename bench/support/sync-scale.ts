@@ -4,6 +4,7 @@
  * tool it measures what the issue judges: wall time and CPU seconds of the client, CPU seconds
  * and peak RSS of the server for that run, peak RSS of the client, bytes on the wire both ways.
  */
+import { execFileSync } from 'node:child_process'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { STATE_DIR_NAME } from '../../src/fs/index.js'
@@ -105,6 +106,14 @@ interface Measured {
   readonly serverRss: number
 }
 
+/**
+ * Writes every dirty page to disk before a measured run (coreutils `sync`), so that a run does
+ * not pay for the writeback of what the setup (or the tool before it) wrote or deleted.
+ */
+function flushDisks(): void {
+  execFileSync('sync')
+}
+
 /** A tree's dsync state (file records, chunk lists): without it a sync is a first sync. */
 const forgetState = (tree: string): Promise<void> => removeTree(join(tree, STATE_DIR_NAME))
 
@@ -123,19 +132,29 @@ async function measureScale(tool: Tool, c: ScaleCase, data: string, tmp: string,
     if (r.error !== '') failure ||= `unmeasured first sync failed: ${r.error}`
   }
   const measured: Measured[] = []
+  // A fresh receiver is a new folder per run, all removed after the last: deleting the last
+  // run's 20,000 files just before the next run made ext4 slow to create files (it passes over
+  // recently freed inodes: `recently_deleted` in `perf`), which weighed on whichever tool came
+  // next (rsync -a's push 20k 0.94 s in one run, 3.2–7.3 s in others).
+  const fresh: string[] = []
   for (let i = 0; i < runs; i++) {
-    if (c.eachRun === 'fresh') await Promise.all([removeTree(recv), forgetState(send)])
+    const target = c.eachRun === 'fresh' ? receiverOf(tool, servers, `${dir}-run${i}`) : { path: recv, url }
+    if (c.eachRun === 'fresh') {
+      fresh.push(target.path)
+      await Promise.all([removeTree(target.path), forgetState(send)])
+    }
     if (c.eachRun === 'forget') await Promise.all([forgetState(recv), forgetState(send)])
     await c.edit?.(send, i)
+    flushDisks()
     const server = meterServer(servers[tool.server])
-    const run = await tool.push(send, url)
+    const run = await tool.push(send, target.url)
     const use = await server.stop()
     measured.push({ run, serverCpuS: use.cpuS, serverRss: use.peakRss })
     if (run.error !== '') failure ||= run.error
-    const diff = await treeDiff(send, recv)
+    const diff = await treeDiff(send, target.path)
     if (diff !== '') failure ||= `receiver != sender: ${diff}`
   }
-  await removeTree(recv)
+  await Promise.all([recv, ...fresh].map((p) => removeTree(p)))
   await (c.edit ? removeTree(send) : forgetState(send))
   const med = (f: (m: Measured) => number): number => median(measured.map(f))
   return {

@@ -1,6 +1,6 @@
 /** Hashing: chunk fingerprints, whole-file digests, stream checks, rolling sums, HMAC. The only
- *  folder that imports node:crypto, @noble/hashes, hash-wasm or xxhash-addon, so a backend switch is a change
- *  here alone. */
+ *  folder that imports node:crypto, @noble/hashes, hash-wasm or xxhash-addon, so a backend switch
+ *  is a change here alone. */
 export {
   type Fingerprint,
   FINGERPRINT_BYTES,

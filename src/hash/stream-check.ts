@@ -108,8 +108,8 @@ export async function streamCheckerOrNone(): Promise<StreamChecker | undefined> 
 
 /**
  * Whether a checker can load here (the handshake offers §4.11's versions only then). Tries the
- * WebAssembly backend, which every client already loaded at this point before the addon came
- * (~6.5 ms to load, only once a file needs a checker), and the addon where it fails.
+ * WebAssembly backend first, as every handshake did before the addon: the addon costs ~6.5 ms
+ * to load, paid only once a file needs a checker, or here where WebAssembly cannot run.
  */
 export async function streamCheckAvailable(): Promise<boolean> {
   try {

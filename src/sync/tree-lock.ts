@@ -90,25 +90,35 @@ async function lockFileFor(root: string): Promise<string> {
  * Takes the lock file if free or left by a dead process; false when a live one holds it. A dead
  * owner's lock (a server stopped by kill -9, or a crash) is removed and the create tried again
  * at once, through O_EXCL like everyone else: the next session neither waits POLL_MS nor tells
- * its client it is waiting for a session that is gone.
+ * its client it is waiting for a session that is gone. Another waiter that took the dead owner's
+ * place in between holds it: the create fails, and this side waits for it.
  */
 async function tryLock(file: string): Promise<boolean> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fh = await open(file, 'wx', 0o644)
-      await fh.writeFile(String(process.pid))
-      await fh.close()
-      return true
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError(err, file, 'take the tree lock')
-    }
-    const owner = Number(await readFile(file, 'utf8').catch(() => ''))
-    // An empty file is a lock being written right now: wait for it. Another waiter that took a
-    // dead owner's place in between is alive: the second look waits for it.
-    if (attempt > 0 || !Number.isSafeInteger(owner) || owner <= 0 || owner === process.pid || processAlive(owner)) return false
-    await unlink(file).catch((err: NodeJS.ErrnoException) => {
-      // Policy: another waiter may have removed the dead owner's lock first; fine.
-      if (err.code !== 'ENOENT') throw fsError(err, file, 'remove a dead session\'s tree lock')
-    })
+  if (await createLock(file)) return true
+  return (await removeIfDead(file)) && (await createLock(file))
+}
+
+/** Creates the lock file holding this process's pid; false when it exists. */
+async function createLock(file: string): Promise<boolean> {
+  try {
+    const fh = await open(file, 'wx', 0o644)
+    await fh.writeFile(String(process.pid))
+    await fh.close()
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError(err, file, 'take the tree lock')
+    return false
   }
+}
+
+/** Removes the lock file if its owner is dead; false when it lives (or is being written). */
+async function removeIfDead(file: string): Promise<boolean> {
+  const owner = Number(await readFile(file, 'utf8').catch(() => ''))
+  // An empty file is a lock being written right now: wait for it.
+  if (!Number.isSafeInteger(owner) || owner <= 0 || owner === process.pid || processAlive(owner)) return false
+  await unlink(file).catch((err: NodeJS.ErrnoException) => {
+    // Policy: another waiter may have removed the dead owner's lock first; fine.
+    if (err.code !== 'ENOENT') throw fsError(err, file, 'remove a dead session\'s tree lock')
+  })
+  return true
 }

@@ -6,7 +6,7 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 8
+export const PROTOCOL_VERSION = 9
 
 /** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
  *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); version 3 lets a
@@ -15,8 +15,9 @@ export const PROTOCOL_VERSION = 8
  *  similarity index asked (§4.10); version 6 lets a sender check a large file sent whole with
  *  XXH3-128 (§4.11); version 7 lets a receiver plan a large changed file against its own old
  *  version without its chunk list (`want.direct`, §4.12); version 8 lets a sender end such a
- *  file's delta with its XXH3-128 (§4.12). Otherwise push and pull are the same in all. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([8, 7, 6, 5, 4, 3, 2, 1])
+ *  file's delta with its XXH3-128 (§4.12); version 9 lets a sender end a refined exchange itself
+ *  (`plan.ends`, §4.1). Otherwise push and pull are the same in all. */
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([9, 8, 7, 6, 5, 4, 3, 2, 1])
 
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
@@ -47,6 +48,10 @@ export const DIRECT_PROTOCOL_VERSION = 7
 /** The first version whose receivers check a `want.direct` file whose delta ends with its
  *  XXH3-128 in place when only its time changed (§4.12): an older one rewrites it. */
 export const DIRECT_CHECK_PROTOCOL_VERSION = 8
+
+/** The first version whose senders take `plan.ends` (§4.1): they end a refined exchange by the
+ *  receiver's rule, with no `refine` nil to wait for. */
+export const ENDS_PROTOCOL_VERSION = 9
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -212,6 +217,9 @@ export type WireMessage =
       signature: Uint8Array | null
       /** (version 2) a refined exchange: `matches` / `refine` rounds before the data (§4.1) */
       refine?: boolean
+      /** (version 9, with `refine`) the sender ends the rounds itself by the receiver's rule,
+       *  and sends its delta right after its last `matches` (§4.1) */
+      ends?: boolean
     }
   /** (version 2, sender→receiver) a match list (protocol/DELTA.md "Refinement") */
   | { t: 'matches'; id: number; list: Uint8Array }

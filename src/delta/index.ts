@@ -33,10 +33,12 @@ export {
   type RefinePlan,
   MAX_REFINE_BLOCKS,
   DIRECT_REFINE_SPAN,
+  MAX_REFINE_ROUNDS,
   planRefinement,
+  nextRefinement,
   computeRefineSignature,
   encodeRefineSignature,
   decodeRefineSignature,
 } from './refine-signature.js'
 export { matchTarget, refineMatches, encodeMatchedDelta } from './refine.js'
-export { type MatchedSimilarity, matchedSimilarity } from './match-similarity.js'
+export { type MatchedSimilarity, matchedSimilarity, matchesPass } from './match-similarity.js'

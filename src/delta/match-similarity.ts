@@ -1,3 +1,4 @@
+import { passesThreshold } from './decide.js'
 import type { MatchList } from './match-list.js'
 
 /** The similarity of a target to its seed as a match list shows it, by each metric, in [0, 1]. */
@@ -27,9 +28,22 @@ export function matchedSimilarity(list: MatchList): MatchedSimilarity {
   return {
     jaccard: dice / (2 - dice),
     dice,
-    lcs: Math.min(dice, (2 * heaviestChain(list)) / (t + s)),
+    // Computed when read: each refined exchange's end asks one metric (matchesPass).
+    get lcs() {
+      return Math.min(dice, (2 * heaviestChain(list)) / (t + s))
+    },
     containment: t === 0 ? 1 : covered / t,
   }
+}
+
+/**
+ * Whether the matches of `list` put the file at or above `threshold` by `metric` (a name not
+ * known: 0). What ends a refined exchange that measures its file: the receiver's verdict, which
+ * a sender of version 9 reaches alone on the list it sent (PROTOCOL.md §4.1).
+ */
+export function matchesPass(list: MatchList, metric: string, threshold: number): { similarity: number; passes: boolean } {
+  const similarity = (matchedSimilarity(list) as unknown as Record<string, number>)[metric] ?? 0
+  return { similarity, passes: passesThreshold(similarity, threshold) }
 }
 
 /** Seed bytes some match copies, each counted once. */

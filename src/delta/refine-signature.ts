@@ -121,6 +121,21 @@ export function planRefinement(list: MatchList, prevBlock: number, span: number 
   return { blockSize: b, holes: picked, ...keyBitsFor(holes, picked, b) }
 }
 
+/** Refinement rounds after the first, at most (DELTA.md: 2–3 on the bench's edits). */
+export const MAX_REFINE_ROUNDS = 4
+
+/**
+ * The round after match list `list`, which round `round` found (0: round 1, from the plan's
+ * signature of `prevBlock` blocks), or null when the rounds end: planRefinement, with the
+ * longer span of DIRECT_REFINE_SPAN after round 1 of a direct plan, and none past
+ * MAX_REFINE_ROUNDS. The receiver's rule; a sender of protocol version 9 runs it too on the list
+ * it sent, and sends its delta without waiting to be told (PROTOCOL.md §4.1).
+ */
+export function nextRefinement(list: MatchList, prevBlock: number, round: number, direct: boolean): RefinePlan | null {
+  if (round >= MAX_REFINE_ROUNDS) return null
+  return planRefinement(list, prevBlock, round === 0 && direct ? DIRECT_REFINE_SPAN : REFINE_SPAN)
+}
+
 function keyBitsFor(holes: readonly Hole[], picked: readonly number[], b: number): { weakBits: number; strongBits: number } {
   let windows = 0
   let maxCount = 0

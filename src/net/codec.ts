@@ -173,6 +173,7 @@ const CODECS: CodecTable = {
     toWire: (m) => ({
       t: 'plan', id: m.id, method: m.method, seed: m.seed, similarity: m.similarity, signature: m.signature,
       ...(m.refine === true && { refine: true }),
+      ...(m.ends === true && { ends: true }),
     }),
     fromWire: (f) => ({
       t: 'plan',
@@ -182,6 +183,7 @@ const CODECS: CodecTable = {
       similarity: f.num('similarity', 0, 1),
       signature: f.raw('signature') === null ? null : f.bytes('signature', { max: LIMITS.maxSignatureBytes }),
       ...(f.has('refine') && f.bool('refine') && { refine: true }),
+      ...(f.has('ends') && f.bool('ends') && { ends: true }),
     }),
   },
   matches: {

@@ -102,6 +102,8 @@ export type Message =
       signature: Uint8Array | null
       /** (version 2) refinement rounds (`matches`, `refine`) come before the data */
       refine?: boolean
+      /** (version 9, with `refine`) the sender ends the rounds by the receiver's rule (§4.1) */
+      ends?: boolean
     }
   /** sender→receiver (version 2): the matches a round found, encoded (encodeMatches) */
   | { t: 'matches'; id: number; list: Uint8Array }

@@ -3,8 +3,8 @@ import { link, lstat, mkdir, rename, rm, statfs, symlink } from 'node:fs/promise
 import { dirname, join, posix } from 'node:path'
 import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
 import {
-  blockSizeForChange, blockSizeForRefinement, blockSizeForUnknownChange, changedRegions, DIRECT_REFINE_SPAN, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
-  encodeSignature, identityDigest, IDENTITY_DELTA_MAX_BYTES, isFastCheck, isIdentity, matchedSimilarity, MIN_MEASURABLE_CHUNKS, passesThreshold, planRefinement, rankSeeds, sameCheck, secondSeed, targetHasher, type SecondSeed, type SeedCandidate, type SeedReader,
+  blockSizeForChange, blockSizeForRefinement, blockSizeForUnknownChange, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
+  encodeSignature, identityDigest, IDENTITY_DELTA_MAX_BYTES, isFastCheck, isIdentity, matchesPass, MIN_MEASURABLE_CHUNKS, nextRefinement, passesThreshold, rankSeeds, sameCheck, secondSeed, targetHasher, type SecondSeed, type SeedCandidate, type SeedReader,
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
@@ -14,7 +14,7 @@ import {
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
 import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
-import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream, type MetricName } from '../similarity/index.js'
+import { decodeSketch, estimateSimilarity, metricByName, profile, sketchStream } from '../similarity/index.js'
 import { isBase, sameMtime, sampleChunks, updateSketchIndex, type FileRecord, type SketchIndex, type SyncBase } from '../store/index.js'
 import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
@@ -28,7 +28,7 @@ import { WINDOWED_PROBE_BYTES } from './probe.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import { peerChecksDirectFast, peerReadsWindows, speaksDirect, type RoleDeps } from './session.js'
+import { peerChecksDirectFast, peerReadsWindows, senderEndsRounds, speaksDirect, type RoleDeps } from './session.js'
 import { sameSummary, TreeSummary } from './tree-summary.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
@@ -106,9 +106,6 @@ const SKETCH_MIN_FILE_BYTES = 64 * 1024
  * 16 KiB 64,174 B (1.09×), wall 1.44 → 1.57 s (one run each, load ~2).
  */
 const REFINE_MIN_SEED_BYTES = 16 * 1024
-/** Refinement rounds after the first (DELTA.md: 2–3 on the bench's edits). */
-const MAX_REFINE_ROUNDS = 4
-
 /** Times a file is asked for when it keeps changing on the sender while being sent. */
 const MAX_SOURCE_ATTEMPTS = 3
 
@@ -1399,9 +1396,10 @@ class Receiver {
     t.matches = new Mailbox(signal, 'match list')
     const seed = held !== undefined ? memorySeedReader(held) : await openSeedsReader(seedAbs, { noFollow: true, syncSmall: true })
     try {
-      this.#out.post({ t: 'plan', id: t.id, method: 'delta', seed: seedPath, similarity: event.similarity ?? 0, signature, refine: true })
+      const ends = senderEndsRounds(this.d)
+      this.#out.post({ t: 'plan', id: t.id, method: 'delta', seed: seedPath, similarity: event.similarity ?? 0, signature, refine: true, ...(ends && { ends }) })
       try {
-        return await this.#rounds(t, t.matches, seed, size, b1, event, trial)
+        return await this.#rounds(t, t.matches, seed, size, b1, event, trial, ends)
       } catch (err) {
         // Given up here (it changed on the sender, or this side failed): the sender's side of
         // the exchange ends too, or its worker would wait for a round that never comes. An
@@ -1418,7 +1416,7 @@ class Receiver {
   }
 
   /** #refinedPlan's rounds, from round 1's match list to the last `refine`. */
-  async #rounds(t: Transfer, matches: Mailbox<Uint8Array>, seed: SeedReader, size: number, b1: number, event: FileEvent, trial: boolean): Promise<FileEvent> {
+  async #rounds(t: Transfer, matches: Mailbox<Uint8Array>, seed: SeedReader, size: number, b1: number, event: FileEvent, trial: boolean, ends: boolean): Promise<FileEvent> {
     let prevBlock = b1
     for (let round = 0; ; round++) {
       const raw = await matches.next()
@@ -1436,14 +1434,16 @@ class Receiver {
       if (list.seedSize !== size || list.targetSize !== t.size) {
         throw new DsyncError('BAD_MESSAGE', `match list for ${t.entry.path} is for a ${list.seedSize}-byte seed and a ${list.targetSize}-byte file, not ${size} and ${t.size}`)
       }
-      const plan = round < MAX_REFINE_ROUNDS ? planRefinement(list, prevBlock, round === 0 && t.direct === true ? DIRECT_REFINE_SPAN : undefined) : null
+      const plan = nextRefinement(list, prevBlock, round, t.direct === true)
       if (plan === null) {
+        // A sender that ends the rounds itself (`ends`) has sent its delta after this list
+        // when the list passes the threshold; else it waits to be told.
+        const { similarity: measured, passes } = matchesPass(list, this.d.options.metric, this.d.options.threshold)
         if (!trial) {
-          this.#out.post({ t: 'refine', id: t.id, signature: null })
+          if (!ends || !passes) this.#out.post({ t: 'refine', id: t.id, signature: null })
           return event
         }
-        const measured = matchedSimilarity(list)[this.d.options.metric as MetricName] ?? 0
-        const whole = !passesThreshold(measured, this.d.options.threshold)
+        const whole = !passes
         if (whole && t.direct === true && t.entry.size < WINDOWED_PROBE_BYTES) {
           // Not like its old version: planned direct, it would come whole, though it may be a
           // copy of a file here or like another one. Asked for again with its list, it is decided
@@ -1455,7 +1455,7 @@ class Receiver {
           throw new DsyncError('ABORTED', `${t.entry.path}: not like its old version; asked for again with its list`, { path: t.entry.path })
         }
         t.identical = t.direct === true && !whole && isIdentity(list)
-        this.#out.post({ t: 'refine', id: t.id, signature: null, ...(whole && { whole: true }) })
+        if (!ends || whole) this.#out.post({ t: 'refine', id: t.id, signature: null, ...(whole && { whole: true }) })
         return {
           ...event,
           similarity: measured,

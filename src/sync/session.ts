@@ -2,7 +2,7 @@ import { mkdir, stat } from 'node:fs/promises'
 import { chunkParams, type ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { fsError } from '../fs/index.js'
-import { DIRECT_CHECK_PROTOCOL_VERSION, DIRECT_PROTOCOL_VERSION, FAST_CHECK_PROTOCOL_VERSION, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type FileEntry, type SessionOptions } from '../net/index.js'
+import { DIRECT_CHECK_PROTOCOL_VERSION, DIRECT_PROTOCOL_VERSION, ENDS_PROTOCOL_VERSION, FAST_CHECK_PROTOCOL_VERSION, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type FileEntry, type SessionOptions } from '../net/index.js'
 import { Store } from '../store/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../similarity/index.js'
 import type { FileEvent, SyncReport, SyncSummary } from './report.js'
@@ -52,6 +52,12 @@ export function speaksDirect(d: Pick<RoleDeps, 'version'>): boolean {
  *  (§4.12, version 8): one only touched is still checked in place, not rewritten. */
 export function peerChecksDirectFast(d: Pick<RoleDeps, 'version'>): boolean {
   return (d.version ?? PROTOCOL_VERSION) >= DIRECT_CHECK_PROTOCOL_VERSION
+}
+
+/** Whether the peer of a session, as sender, ends a refined exchange itself (`plan.ends`, §4.1,
+ *  version 9 on). */
+export function senderEndsRounds(d: Pick<RoleDeps, 'version'>): boolean {
+  return (d.version ?? PROTOCOL_VERSION) >= ENDS_PROTOCOL_VERSION
 }
 
 /** Chunk params every dsync uses for sync: both sides must cut the same way. */

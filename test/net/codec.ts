@@ -72,6 +72,10 @@ const message: fc.Arbitrary<Message> = fc.oneof(
     t: fc.constant('plan' as const), id: u32, method: fc.constantFrom('delta' as const, 'whole' as const),
     seed: fc.option(relPath, { nil: null }), similarity: unit, signature: fc.option(bytes(300), { nil: null }),
   }),
+  fc.record({
+    t: fc.constant('plan' as const), id: u32, method: fc.constant('delta' as const), seed: relPath, similarity: unit, signature: bytes(300),
+    refine: fc.constant(true as const), ends: fc.constant(true as const),
+  }),
   fc.record({ t: fc.constant('data' as const), id: u32, bytes: bytes(3000) }),
   fc.record({ t: fc.constant('dataEnd' as const), id: u32 }),
   fc.record({

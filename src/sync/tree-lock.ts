@@ -1,10 +1,10 @@
-import { mkdir, open, readFile, realpath, unlink } from 'node:fs/promises'
+import { link, mkdir, open, readFile, realpath, rename, unlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DsyncError } from '../errors.js'
 import { fsError, processAlive } from '../fs/index.js'
-import { digestBytes } from '../hash/index.js'
+import { digestBytes, randomHex } from '../hash/index.js'
 
 /** Sessions of one process that may queue for a tree behind the running one: each waits
  *  cheaply, but a queue without end holds connections and session slots as long as it lasts. */
@@ -113,12 +113,47 @@ async function createLock(file: string): Promise<boolean> {
 
 /** Removes the lock file if its owner is dead; false when it lives (or is being written). */
 async function removeIfDead(file: string): Promise<boolean> {
-  const owner = Number(await readFile(file, 'utf8').catch(() => ''))
-  // An empty file is a lock being written right now: wait for it.
-  if (!Number.isSafeInteger(owner) || owner <= 0 || owner === process.pid || processAlive(owner)) return false
-  await unlink(file).catch((err: NodeJS.ErrnoException) => {
-    // Policy: another waiter may have removed the dead owner's lock first; fine.
-    if (err.code !== 'ENOENT') throw fsError(err, file, 'remove a dead session\'s tree lock')
+  return deadOwner(await ownerOf(file)) && (await moveAsideIfDead(file))
+}
+
+/**
+ * The second half of removeIfDead, apart for its test. Two waiters may both read a dead owner's
+ * pid: a plain unlink by the slower one could remove the lock the faster one had just made in
+ * its place, and both would hold the tree. So the lock is moved aside first (a rename: one
+ * waiter gets it; another finds nothing and looks again at its next poll) and its owner read
+ * again from the file moved: a live session's lock, moved by mistake, is put back with a link,
+ * which makes it again unless a third waiter's create fell in that instant (then both hold the
+ * tree: three waiters, a death and two polls within microseconds).
+ */
+export async function moveAsideIfDead(file: string): Promise<boolean> {
+  const aside = `${file}.${process.pid}-${randomHex(4)}.stale`
+  try {
+    await rename(file, aside)
+  } catch (err) {
+    // Policy: another waiter moved it first, and holds the tree now or puts a live lock back:
+    // look again at the next poll (a create now could slip in before that put-back).
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw fsError(err, file, 'take over a dead session\'s tree lock')
+  }
+  const dead = deadOwner(await ownerOf(aside))
+  if (!dead) {
+    await link(aside, file).catch((err: NodeJS.ErrnoException) => {
+      // Policy: a third waiter made the lock in that instant; it holds the tree now.
+      if (err.code !== 'EEXIST') throw fsError(err, file, 'put back a live session\'s tree lock')
+    })
+  }
+  await unlink(aside).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw fsError(err, aside, 'remove a dead session\'s tree lock')
   })
-  return true
+  return dead
+}
+
+/** The pid a lock file holds; NaN when it holds none (gone, or being written). */
+async function ownerOf(file: string): Promise<number> {
+  return Number((await readFile(file, 'utf8').catch(() => '')) || NaN)
+}
+
+/** Whether `owner` is a process that has died (an empty file is a lock being written: alive). */
+function deadOwner(owner: number): boolean {
+  return Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && !processAlive(owner)
 }

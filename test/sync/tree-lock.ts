@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { TreeLock } from '../../src/sync/tree-lock.js'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { moveAsideIfDead, TreeLock } from '../../src/sync/tree-lock.js'
 import { tempTree } from '../support/temp.js'
 
 /** Another process that takes the tree's lock and keeps it until killed; resolves once it holds it. */
@@ -84,4 +86,36 @@ t.test('an abort ends the wait', async (t) => {
   await t.rejects(other, { name: 'AbortError' })
   release()
   await first
+})
+
+t.test('taking over a dead owner\'s lock: moved aside, and a live session\'s lock read by a slower waiter as the dead one\'s is put back', async (t) => {
+  const dir = await tempTree(t)
+  const file = join(dir, 'tree.lock')
+  const live = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'])
+  t.teardown(() => void live.kill('SIGKILL'))
+  const dead = spawn(process.execPath, ['-e', '0'])
+  await new Promise<void>((r) => dead.once('exit', () => r()))
+  const leftovers = async () => (await readdir(dir)).filter((n) => n !== 'tree.lock')
+
+  await writeFile(file, String(dead.pid))
+  t.equal(await moveAsideIfDead(file), true, 'a dead owner\'s lock: taken over')
+  t.same(await readdir(dir), [], 'and removed, nothing left aside')
+  t.equal(await moveAsideIfDead(file), false, 'gone already (another waiter moved it): not taken now, looked at again later')
+
+  // What a slower waiter meets: it read the dead owner's pid, but the faster one has removed
+  // that lock and made its own since.
+  await writeFile(file, String(live.pid))
+  t.equal(await moveAsideIfDead(file), false, 'a live session\'s lock: not taken')
+  t.equal(await readFile(file, 'utf8'), String(live.pid), 'and put back as it was')
+  t.same(await leftovers(), [], 'nothing left aside')
+
+  await writeFile(file, '')
+  t.equal(await moveAsideIfDead(file), false, 'a lock being written (no pid yet): not taken')
+  t.equal(await readFile(file, 'utf8'), '', 'and put back')
+
+  await writeFile(file, String(live.pid))
+  const [a, b] = await Promise.all([moveAsideIfDead(file), moveAsideIfDead(file)])
+  t.same([a, b], [false, false], 'two at once on a live lock: neither takes it (the one that finds it moved looks again later)')
+  t.equal(await readFile(file, 'utf8'), String(live.pid), 'and it is there after both')
+  t.same(await leftovers(), [], 'nothing left aside')
 })

@@ -1436,14 +1436,9 @@ class Receiver {
       }
       const plan = nextRefinement(list, prevBlock, round, t.direct === true)
       if (plan === null) {
-        // A sender that ends the rounds itself (`ends`) has sent its delta after this list
-        // when the list passes the threshold; else it waits to be told.
+        // Measured on the matches (a trial), a file below the threshold comes as literals only.
         const { similarity: measured, passes } = matchesPass(list, this.d.options.metric, this.d.options.threshold)
-        if (!trial) {
-          if (!ends || !passes) this.#out.post({ t: 'refine', id: t.id, signature: null })
-          return event
-        }
-        const whole = !passes
+        const whole = trial && !passes
         if (whole && t.direct === true && t.entry.size < WINDOWED_PROBE_BYTES) {
           // Not like its old version: planned direct, it would come whole, though it may be a
           // copy of a file here or like another one. Asked for again with its list, it is decided
@@ -1454,8 +1449,11 @@ class Receiver {
           t.askListed = true
           throw new DsyncError('ABORTED', `${t.entry.path}: not like its old version; asked for again with its list`, { path: t.entry.path })
         }
+        // A sender that ends the rounds itself (`ends`) has sent its delta after a list that
+        // passes; any other waits to be told.
+        if (!ends || !passes) this.#out.post({ t: 'refine', id: t.id, signature: null, ...(whole && { whole: true }) })
+        if (!trial) return event
         t.identical = t.direct === true && !whole && isIdentity(list)
-        if (!ends || whole) this.#out.post({ t: 'refine', id: t.id, signature: null, ...(whole && { whole: true }) })
         return {
           ...event,
           similarity: measured,

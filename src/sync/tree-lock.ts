@@ -88,10 +88,10 @@ async function lockFileFor(root: string): Promise<string> {
 
 /**
  * Takes the lock file if free or left by a dead process; false when a live one holds it. A dead
- * owner's lock (a server stopped by kill -9, or a crash) is removed and the create tried again
- * at once, through O_EXCL like everyone else: the next session neither waits POLL_MS nor tells
- * its client it is waiting for a session that is gone. Another waiter that took the dead owner's
- * place in between holds it: the create fails, and this side waits for it.
+ * owner's lock (a server stopped by kill -9, or a crash) is removed (removeIfDead) and the create
+ * tried again at once, through O_EXCL like everyone else: the next session neither waits POLL_MS
+ * nor tells its client it is waiting for a session that is gone. Another waiter that took the
+ * dead owner's place in between holds it: the create fails, and this side waits for it.
  */
 async function tryLock(file: string): Promise<boolean> {
   if (await createLock(file)) return true
@@ -143,7 +143,7 @@ export async function moveAsideIfDead(file: string): Promise<boolean> {
     })
   }
   await unlink(aside).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw fsError(err, aside, 'remove a dead session\'s tree lock')
+    if (err.code !== 'ENOENT') throw fsError(err, aside, 'remove a tree lock moved aside')
   })
   return dead
 }

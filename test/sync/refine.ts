@@ -15,6 +15,20 @@ import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 import { clientOpts, startServer } from '../support/sync.js'
 
+/** The dependencies of a role run on a memory channel (runSender / runReceiver). */
+async function roleDeps(t: Test, root: string, version?: number) {
+  const store = await Store.open(root, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  return { root, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal, ...(version !== undefined && { version }) }
+}
+
+/** Whether nothing more comes on `channel` for 50 ms. */
+async function quiet(channel: Channel): Promise<boolean> {
+  const before = channel.stats.bytesReceived
+  await new Promise((r) => setTimeout(r, 50))
+  return channel.stats.bytesReceived === before
+}
+
 t.test('a refined exchange: a small insert and overwrite in a 4 MiB file cost about their own size', async (t) => {
   const big = Buffer.from(randomBytes(41, 4 * 1024 * 1024))
   const home = await tempTree(t, { 'disk.img': big })
@@ -37,11 +51,6 @@ t.test('hostile refinement messages end the session (BAD_MESSAGE); files untouch
   const big = Buffer.from(randomBytes(43, 256 * 1024))
   const edited = Buffer.concat([big.subarray(0, 100_000), Buffer.from('inserted'), big.subarray(100_000)])
   const chunks = chunkBytes(edited, cutterFor(SYNC_CHUNK_PARAMS))
-  const deps = async (root: string) => {
-    const store = await Store.open(root, { params: SYNC_CHUNK_PARAMS })
-    t.teardown(() => store.close())
-    return { root, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal }
-  }
 
   for (const [name, reply] of [
     ['a malformed match list', (id: number) => ({ t: 'matches' as const, id, list: Uint8Array.of(1, 2, 3) })],
@@ -49,7 +58,7 @@ t.test('hostile refinement messages end the session (BAD_MESSAGE); files untouch
   ] as const) {
     const root = await tempTree(t, { 'f.bin': big })
     const [mine, theirs] = memoryChannelPair()
-    const receiving = runReceiver(mine, { ...(await deps(root)), now: () => new Date() })
+    const receiving = runReceiver(mine, { ...(await roleDeps(t, root)), now: () => new Date() })
     receiving.catch(() => undefined) // checked below; it may fail while the fake peer still talks
     await theirs.send({ t: 'files', entries: [{ path: 'f.bin', kind: 'file', size: edited.length, mtimeMs: Date.now() + 60_000, mode: 0o644 }] })
     await theirs.send({ t: 'filesEnd' })
@@ -68,7 +77,7 @@ t.test('hostile refinement messages end the session (BAD_MESSAGE); files untouch
   // The other way: a receiver that sends a refinement signature the sender cannot read.
   const root = await tempTree(t, { 'f.bin': edited })
   const [mine, theirs] = memoryChannelPair()
-  const sending = runSender(mine, await deps(root))
+  const sending = runSender(mine, await roleDeps(t, root))
   sending.catch(() => undefined) // checked below
   for await (const m of theirs.messages()) {
     if (m.t === 'summary') await theirs.send({ t: 'summaryWant', paths: m.dirs.map((d) => d.path) }) // list it all
@@ -82,20 +91,6 @@ t.test('hostile refinement messages end the session (BAD_MESSAGE); files untouch
   await t.rejects(sending, { code: 'BAD_MESSAGE' }, 'a bad refinement signature ends the sender\'s session')
   t.ok((await readFile(join(root, 'f.bin'))).equals(edited), 'and its file is untouched')
 })
-
-/** The dependencies of a role run on a memory channel (runSender / runReceiver). */
-async function roleDeps(t: Test, root: string, version?: number) {
-  const store = await Store.open(root, { params: SYNC_CHUNK_PARAMS })
-  t.teardown(() => store.close())
-  return { root, store, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal: new AbortController().signal, ...(version !== undefined && { version }) }
-}
-
-/** Whether nothing more comes on `channel` for 50 ms. */
-async function quiet(channel: Channel): Promise<boolean> {
-  const before = channel.stats.bytesReceived
-  await new Promise((r) => setTimeout(r, 50))
-  return channel.stats.bytesReceived === before
-}
 
 t.test('plan.ends (version 9): the sender ends the rounds by the receiver\'s rule and sends its delta after its last list', async (t) => {
   const old = Buffer.from(randomBytes(45, 512 * 1024))

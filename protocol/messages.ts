@@ -6,7 +6,7 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 9
+export const PROTOCOL_VERSION = 10
 
 /** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
  *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); version 3 lets a
@@ -16,8 +16,9 @@ export const PROTOCOL_VERSION = 9
  *  XXH3-128 (§4.11); version 7 lets a receiver plan a large changed file against its own old
  *  version without its chunk list (`want.direct`, §4.12); version 8 lets a sender end such a
  *  file's delta with its XXH3-128 (§4.12); version 9 lets a sender end a refined exchange itself
- *  (`plan.ends`, §4.1). Otherwise push and pull are the same in all. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([9, 8, 7, 6, 5, 4, 3, 2, 1])
+ *  (`plan.ends`, §4.1); version 10 bounds the file list a receiver holds (`listRoom`, §4.13).
+ *  Otherwise push and pull are the same in all. */
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([10, 9, 8, 7, 6, 5, 4, 3, 2, 1])
 
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
@@ -25,7 +26,7 @@ export const SYNC_PROTOCOL_VERSION = 2
 /** The messages a `batch` may hold (§4.8): small ones, none that unpacks a compressed list. */
 export const BATCHED_TYPES: readonly string[] = Object.freeze([
   'want', 'wholeWant', 'chunksWant', 'sketchWant', 'probe', 'dataEnd', 'result', 'notice', 'filesEnd', 'plan', 'refine', 'matches', 'chunks',
-  'summaryWant',
+  'summaryWant', 'listRoom',
 ])
 
 /** The first version whose receivers take a `bundle` (§4.7), and whose peers take a `batch` (§4.8). */
@@ -53,6 +54,10 @@ export const DIRECT_CHECK_PROTOCOL_VERSION = 8
  *  receiver's rule, with no `refine` nil to wait for. */
 export const ENDS_PROTOCOL_VERSION = 9
 
+/** The first version whose senders list at most `LIMITS.listWindow` entries ahead of what the
+ *  receiver has taken in, and more as its `listRoom` allows (§4.13). */
+export const LIST_ROOM_PROTOCOL_VERSION = 10
+
 const KiB = 1024
 const MiB = 1024 * KiB
 
@@ -78,6 +83,9 @@ export const LIMITS = Object.freeze({
   maxPatternBytes: 1024,
   /** Entries in one `files` or `state` message, paths in one `digests`, operations in one `ops`. */
   maxFilesPerMessage: 1000,
+  /** (version 10, §4.13) Entries of the file list a sender may send before its first
+   *  `listRoom`, and ahead of the receiver's taking them in after it. */
+  listWindow: 8192,
   /** Bytes of one directory's summary in a `summary` (the first 16 of a SHA-256, §4.9). */
   summaryHashBytes: 16,
   /** Chunks in one `chunks` message (20 bytes each on the wire: 2.5 MiB). Longer lists are split. */
@@ -186,6 +194,9 @@ export type WireMessage =
   /** (version 4, receiver→sender, §4.9) the answer to one `summary`: the directories of it
    *  whose summary differs here, to be listed (none: all of them match). */
   | { t: 'summaryWant'; paths: string[] }
+  /** (version 10, receiver→sender, §4.13) the sender may have sent `upTo` entries of the file
+   *  list in all (`files` entries, counted from the session's start) */
+  | { t: 'listRoom'; upTo: number }
   /** `probe` (§4.6): answer with a `probe` instead of the chunk list (a sender may still send
    *  the list, when it is short); `digest`: put the file's SHA-256 in it. `direct` (version 7,
    *  §4.12): send nothing yet, a `plan` for it follows. */

@@ -118,6 +118,10 @@ const CODECS: CodecTable = {
     },
     fromWire: (f) => ({ t: 'summaryWant', paths: f.array('paths', LIMITS.maxFilesPerMessage).map((p, i) => checkPath(f, `paths[${i}]`, p, true)) }),
   },
+  listRoom: {
+    toWire: (m) => ({ t: 'listRoom', upTo: m.upTo }),
+    fromWire: (f) => ({ t: 'listRoom', upTo: f.int('upTo', 0, Number.MAX_SAFE_INTEGER) }),
+  },
   want: {
     toWire: (m) => ({
       t: 'want', id: m.id, path: m.path, ...(m.whole === true && { whole: true }), ...(m.probe === true && { probe: true }), ...(m.digest === true && { digest: true }),

@@ -16,6 +16,11 @@ export class Fifo<T> {
     this.#items.push(item)
   }
 
+  /** The oldest item, left in the queue; undefined when empty. */
+  peek(): T | undefined {
+    return this.#items[this.#head]
+  }
+
   /** The oldest item, or undefined when empty. */
   shift(): T | undefined {
     if (this.#head >= this.#items.length) return undefined

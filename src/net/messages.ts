@@ -70,6 +70,8 @@ export type Message =
   /** receiver→sender (version 4): the answer to one `summary`: its directories whose summary
    *  differs on the receiver, to be listed; empty when all match. */
   | { t: 'summaryWant'; paths: readonly string[] }
+  /** receiver→sender (version 10): the sender may have listed `upTo` entries in all (§4.13). */
+  | { t: 'listRoom'; upTo: number }
   /** receiver→sender: send me the chunk list of this file; `id` names the file from now on.
    *  `whole`: skip the list, send the file whole now, as if a `plan` of method `whole` had
    *  come back (a small new file no content here can help build; PROTOCOL.md §4). */

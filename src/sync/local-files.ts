@@ -44,6 +44,8 @@ export class LocalFiles {
   #indexed: Promise<void> | undefined
   /** file paths by size, built when first needed (#sizeIndex) and kept current by set and delete */
   #bySize: Map<number, Set<string>> | undefined
+  /** the sizes of the walk's files, when first asked (walkHadFileOfSize) */
+  #walkSizes: Set<number> | undefined
   /** indexSize's pass per size, once a session: a first push of 20,000 new files looked at
    *  every entry for each (10.5 of the receiver's 30 CPU s) */
   readonly #sizesIndexed = new Map<number, Promise<void>>()
@@ -294,6 +296,16 @@ export class LocalFiles {
   /** True when the tree has a regular file of exactly `size` bytes (the walk's, or written since). */
   hasFileOfSize(size: number): boolean {
     return (this.#sizeIndex().get(size)?.size ?? 0) > 0
+  }
+
+  /** True when the walk found a regular file of exactly `size` bytes: the tree as the session
+   *  found it, whatever it wrote since. */
+  walkHadFileOfSize(size: number): boolean {
+    if (this.#walkSizes === undefined) {
+      this.#walkSizes = new Set()
+      for (const e of this.#walk.under()) if (e.kind === 'file') this.#walkSizes.add(e.size)
+    }
+    return this.#walkSizes.has(size)
   }
 
   #sizeIndex(): Map<number, Set<string>> {

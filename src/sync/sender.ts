@@ -21,7 +21,7 @@ import { PROBE_KEYS, probeKeys, probeWindows, WINDOWED_PROBE_BYTES, windowedProb
 import type { Action, FileEvent, SyncReport } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import { peerChecksDirectFast, peerReadsWindows, peerTakesFastCheck, speaksDirect, type RoleDeps } from './session.js'
+import { listWindow, peerChecksDirectFast, peerReadsWindows, peerTakesFastCheck, speaksDirect, type RoleDeps } from './session.js'
 
 /** Everything the sender role needs, given by the flow (push on the client, pull on the server). */
 export interface SenderDeps extends RoleDeps {
@@ -176,7 +176,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       for (const e of walked.under()) if (e.kind === 'file') yield { path: e.path, size: files.current(e)?.size ?? 0 }
     }
     d.onStoodFor?.(() => walked.under() as Iterable<FileEntry>, summary.hash(''))
-    offer = ListOffer.bySummary(summary, post)
+    offer = ListOffer.bySummary(summary, post, listWindow(d))
   } else {
     const entries = wholeList(files, { listable, digests, withDigests, report: d.report })
     digests.clear()
@@ -186,7 +186,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       for (const path of sent) yield { path, size: files.get(path)?.size ?? 0 }
     }
     d.onListed?.(entries)
-    offer = ListOffer.whole(entries, post)
+    offer = ListOffer.whole(entries, post, listWindow(d))
   }
   offer.start()
 
@@ -769,6 +769,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         })
       } else if (msg.t === 'summaryWant') {
         offer.answer(msg.paths)
+      } else if (msg.t === 'listRoom') {
+        if (listWindow(d) === undefined) throw new DsyncError('BAD_MESSAGE', `listRoom in a session of version ${d.version}, which lists unpaced`)
+        offer.room(msg.upTo)
       } else if (msg.t === 'chunksWant' || msg.t === 'wholeWant') {
         const path = paths.get(msg.id)
         // Once, after a probe: a flood of asks would each read a record, or queue a send.

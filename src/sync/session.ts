@@ -2,7 +2,10 @@ import { mkdir, stat } from 'node:fs/promises'
 import { chunkParams, type ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { fsError } from '../fs/index.js'
-import { DIRECT_CHECK_PROTOCOL_VERSION, DIRECT_PROTOCOL_VERSION, ENDS_PROTOCOL_VERSION, FAST_CHECK_PROTOCOL_VERSION, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION, type FileEntry, type SessionOptions } from '../net/index.js'
+import {
+  DIRECT_CHECK_PROTOCOL_VERSION, DIRECT_PROTOCOL_VERSION, ENDS_PROTOCOL_VERSION, FAST_CHECK_PROTOCOL_VERSION, LIMITS, LIST_ROOM_PROTOCOL_VERSION, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION,
+  type FileEntry, type SessionOptions,
+} from '../net/index.js'
 import { Store } from '../store/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../similarity/index.js'
 import type { FileEvent, SyncReport, SyncSummary } from './report.js'
@@ -27,6 +30,9 @@ export interface RoleDeps {
    *  when needed (a no-op of 1,000,000 files does not hold them all); `whole`: the root's
    *  summary, when they are the whole tree */
   readonly onStoodFor?: (entries: () => Iterable<FileEntry>, whole?: Uint8Array) => void
+  /** entries of the file list the receiver takes in ahead of asking for them (§4.13); default
+   *  `LIMITS.listWindow`. Both sides must agree: only tests set it. */
+  readonly listWindow?: number
 }
 
 /** Whether the peer of a session reads sketches of format 2 (each anchor's exact windows):
@@ -58,6 +64,12 @@ export function peerChecksDirectFast(d: Pick<RoleDeps, 'version'>): boolean {
  *  version 9 on). */
 export function senderEndsRounds(d: Pick<RoleDeps, 'version'>): boolean {
   return (d.version ?? PROTOCOL_VERSION) >= ENDS_PROTOCOL_VERSION
+}
+
+/** The list window of a session (§4.13): entries a sender may list ahead of the receiver's
+ *  `listRoom`, or undefined when the peer predates it (version 10) and the list goes unpaced. */
+export function listWindow(d: Pick<RoleDeps, 'version' | 'listWindow'>): number | undefined {
+  return (d.version ?? PROTOCOL_VERSION) >= LIST_ROOM_PROTOCOL_VERSION ? (d.listWindow ?? LIMITS.listWindow) : undefined
 }
 
 /** Chunk params every dsync uses for sync: both sides must cut the same way. */

@@ -57,6 +57,7 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   fc.constant({ t: 'filesEnd' as const }),
   fc.record({ t: fc.constant('summary' as const), dirs: fc.array(fc.record({ path: fc.oneof(fc.constant(''), relPath), hash: fc.uint8Array({ minLength: 16, maxLength: 16 }) }), { minLength: 1, maxLength: 20 }) }),
   fc.record({ t: fc.constant('summaryWant' as const), paths: fc.array(fc.oneof(fc.constant(''), relPath), { maxLength: 20 }) }),
+  fc.record({ t: fc.constant('listRoom' as const), upTo: fc.nat() }),
   fc.record({ t: fc.constant('want' as const), id: u32, path: relPath }),
   fc.record({ t: fc.constant('want' as const), id: u32, path: relPath, probe: fc.constant(true as const), digest: fc.constant(true as const) }, { requiredKeys: ['t', 'id', 'path', 'probe'] }),
   fc.record({ t: fc.constant('probe' as const), id: u32, size: fc.nat(), keys: fc.integer({ min: 0, max: 64 }).chain((n) => fc.uint8Array({ minLength: 4 * n, maxLength: 4 * n })) }),
@@ -141,7 +142,7 @@ t.test('decode(encode(m)) equals m for every message type', async (t) => {
     }),
     { numRuns: 600, seed: 4 },
   )
-  t.equal(seen.size, 24, 'every message type was generated')
+  t.equal(seen.size, 25, 'every message type was generated')
 })
 
 t.test('random bytes decode to BAD_MESSAGE, never another error', async (t) => {
@@ -207,6 +208,8 @@ t.test('malformed fields and frames are refused with a message naming the field'
   t.throws(() => decode(bad({ t: 'summary', dirs: ['a', 'b'], hashes: new Uint8Array(16) })), { message: /'summary'.*hashes/ }, '16 bytes a directory')
   t.throws(() => decode(bad({ t: 'summary', dirs: ['../up'], hashes: new Uint8Array(16) })), { message: /'summary'.*dirs\[0\]/ })
   t.throws(() => decode(bad({ t: 'summary', dirs: Array.from({ length: 1001 }, (_, i) => `d${i}`), hashes: new Uint8Array(16016) })), { message: /'summary'.*dirs has 1001 items/ })
+  t.throws(() => decode(bad({ t: 'listRoom', upTo: -1 })), { message: /'listRoom'.*upTo/ })
+  t.throws(() => decode(bad({ t: 'listRoom', upTo: 2 ** 60 })), { message: /'listRoom'.*upTo/ }, 'past a safe integer')
   t.throws(() => decode(bad({ t: 'summaryWant', paths: ['a/../..'] })), { message: /'summaryWant'.*paths\[0\]/ })
   const query = { t: 'query', kind: 'similar', metric: 'dice', threshold: 0.5, scan: true, top: 3, sketch: new Uint8Array(9) }
   t.throws(() => decode(bad({ ...query, metric: 'cosine' })), { message: /'query'.*metric must be one of/ })

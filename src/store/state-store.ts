@@ -5,7 +5,7 @@ import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { requirePackage } from '../packages.js'
 import { checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
-import { digestBytes } from '../hash/index.js'
+import { digestBytes, randomHex } from '../hash/index.js'
 import type { Chunk, FileDigest, Fingerprint } from '../types.js'
 import { type Candidate, rankCandidates } from './candidates.js'
 import { ContentIndex } from './content-index.js'
@@ -19,7 +19,12 @@ export const STORE_FILE_NAME = 'state.mdb'
 
 /** Bump when the layout of any database changes: a store of another schema is rebuilt. */
 const SCHEMA = 1
-/** meta key: the root summary every base covered when last seen so (basesCover) */
+/**
+ * meta key: the generation of the bases' covers (Store.covered): they count only while it is
+ * there. Removed where the bases are reset, and by builds before the covers on every base
+ * write (the key held their one cover, of the whole tree): a cover noted before such a write
+ * is then of no use, never wrong.
+ */
 const BASES_COVER_KEY = 'basesCover'
 /** Paths up to this many UTF-8 bytes are their own key; longer ones (up to 4096) are keyed by
  *  their SHA-256, because lmdb keys stop at 1978 bytes. */
@@ -30,6 +35,18 @@ function pathKey(path: string): Buffer {
   const plain = Buffer.from(path)
   if (plain.length <= MAX_PLAIN_KEY_BYTES) return plain
   return Buffer.concat([Buffer.of(0), Buffer.from(digestBytes(plain), 'hex')])
+}
+
+/** The key of a directory's cover ('' the root): a key of its own kind ('/' first, which no
+ *  path has), as long paths are keyed. */
+function coverKey(dir: string): Buffer {
+  return pathKey(`/${dir}`)
+}
+
+/** Every directory a path is in, from its parent up to the root (''). */
+function* ancestors(path: string): Generator<string> {
+  for (let i = path.lastIndexOf('/'); i > 0; i = path.lastIndexOf('/', i - 1)) yield path.slice(0, i)
+  yield ''
 }
 
 function storeError(dir: string, doing: string, cause: unknown): DsyncError {
@@ -77,6 +94,8 @@ export class Store {
   readonly #records: Database<Buffer, Buffer>
   readonly #paths: Database<string, number>
   readonly #bases: Database<Buffer, Buffer>
+  /** directory → `generation summary` (Store.covered) */
+  readonly #covers: Database<string, Buffer>
   readonly #index: ContentIndex
   #sketches: SketchIndex | undefined
   #pairBases: PairBases | undefined
@@ -88,6 +107,7 @@ export class Store {
     this.#records = env.openDB({ name: 'records', keyEncoding: 'binary', encoding: 'binary' })
     this.#paths = env.openDB({ name: 'paths', keyEncoding: 'uint32', encoding: 'string' })
     this.#bases = env.openDB({ name: 'bases', keyEncoding: 'binary', encoding: 'binary' })
+    this.#covers = env.openDB({ name: 'base-covers', keyEncoding: 'binary', encoding: 'string' })
     this.#index = new ContentIndex(
       env.openDB({ name: 'fingerprints', keyEncoding: 'binary', dupSort: true, encoding: 'ordered-binary' }),
       env.openDB({ name: 'digests', keyEncoding: 'binary', dupSort: true, encoding: 'ordered-binary' }),
@@ -130,6 +150,7 @@ export class Store {
       this.#index.clear()
       if (this.#meta.get('schema') !== SCHEMA) this.#bases.clearSync()
       this.#meta.remove(BASES_COVER_KEY)
+      this.#covers.clearSync()
       this.#meta.put('schema', SCHEMA)
       this.#meta.put('layout', key)
     })
@@ -177,7 +198,7 @@ export class Store {
       this.#records.put(key, encodeRecord(rec, id, opts.racy === true))
       if (opts.base === true) {
         this.#bases.put(key, encodeBase({ digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs }))
-        this.#meta.remove(BASES_COVER_KEY)
+        this.#uncover([rec.path])
       }
     })
   }
@@ -227,7 +248,7 @@ export class Store {
     for (const [path] of bases) checkRelPath(path)
     return this.#write('base', `${bases.length} files`, () => {
       for (const [path, base] of bases) this.#bases.put(pathKey(path), encodeBase(base))
-      this.#meta.remove(BASES_COVER_KEY)
+      this.#uncover(bases.map(([path]) => path))
     })
   }
 
@@ -235,33 +256,56 @@ export class Store {
     checkRelPath(path)
     return this.#write('base', path, () => {
       this.#bases.put(pathKey(path), encodeBase(base))
-      this.#meta.remove(BASES_COVER_KEY)
+      this.#uncover([path])
     })
   }
 
   deleteBase(path: string): Promise<void> {
     return this.#write('base', path, () => {
       this.#bases.remove(pathKey(path))
-      this.#meta.remove(BASES_COVER_KEY)
+      this.#uncover([path])
     })
   }
 
   /**
-   * The root summary (§4.9, hex) of the tree as it was when every file of it was last seen to
-   * have its base at its size and mtime (setBasesCover), unless a base was written or removed
-   * since. A session whose root summary is this one has nothing to record: a no-op of
-   * 1,000,000 files read a million bases to learn that (~25 MB of lmdb pages in the server's
-   * memory).
+   * Whether every file under `dir` ('' the root) had its base at its size and mtime when the
+   * directory's summary (§4.9) was `summary` (setCovers), with no base under it written or
+   * removed since. A session that finds `dir` the same as its sender's, with this summary, has
+   * no base under it to record: a no-op of 1,000,000 files read a million bases to learn that
+   * (~25 MB of lmdb pages in the server's memory), and a change in one folder made the next
+   * no-op read them all again.
    */
-  basesCover(): string | undefined {
-    return this.#meta.get(BASES_COVER_KEY) as string | undefined
+  covered(dir: string, summary: Uint8Array): boolean {
+    const generation = this.#meta.get(BASES_COVER_KEY)
+    return generation !== undefined && this.#covers.get(coverKey(dir)) === `${generation} ${Buffer.from(summary).toString('hex')}`
   }
 
-  /** Notes that every file of the tree whose root summary is `summary` has its base. */
-  setBasesCover(summary: string): Promise<void> {
-    return this.#write('base', 'the tree', () => {
-      this.#meta.put(BASES_COVER_KEY, summary)
+  /** Notes, for each directory, that every file under it has its base, the directory's
+   *  summary being the one given (see covered). */
+  setCovers(dirs: readonly (readonly [string, Uint8Array])[]): Promise<void> {
+    if (dirs.length === 0) return Promise.resolve()
+    return this.#write('base', `${dirs.length} folders`, () => {
+      let generation = this.#meta.get(BASES_COVER_KEY)
+      if (generation === undefined) {
+        // Every cover noted so far is of no use now: they go (a tree's folders come and go).
+        this.#covers.clearSync()
+        generation = randomHex(8)
+        this.#meta.put(BASES_COVER_KEY, generation)
+      }
+      for (const [dir, summary] of dirs) this.#covers.put(coverKey(dir), `${generation} ${Buffer.from(summary).toString('hex')}`)
     })
+  }
+
+  /** A base under these paths is written or removed: the covers of the folders they are in go. */
+  #uncover(paths: readonly string[]): void {
+    const seen = new Set<string>()
+    for (const path of paths) {
+      for (const dir of ancestors(path)) {
+        if (seen.has(dir)) break // and so are all above it
+        seen.add(dir)
+        this.#covers.remove(coverKey(dir))
+      }
+    }
   }
 
   /** Paths (current records) whose whole content has this digest, in comparePaths order. Exact. */

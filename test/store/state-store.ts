@@ -40,25 +40,39 @@ t.test('put with base records the digest as the base in the same write', async (
   t.equal(store.getBase('other'), undefined, 'not without the option')
 })
 
-t.test('a cover of the bases, or of the pair bases with a peer, holds until any of them is written or removed', async (t) => {
+t.test('a folder\'s cover of the bases holds until a base under it is written or removed; of the pair bases with a peer, until any is', async (t) => {
   const root = await tempTree(t)
   const store = await Store.open(root, { params })
   t.teardown(() => store.close())
-  const writes: [string, () => Promise<void>][] = [
-    ['setBase', () => store.setBase('a', { size: 1, mtimeMs: 1 })],
-    ['setBases', () => store.setBases([['b', { size: 2, mtimeMs: 2 }]])],
-    ['deleteBase', () => store.deleteBase('a')],
-    ['put with base', () => store.put(recordOf('c', randomBytes(3, 100)), { base: true })],
+  const h = (n: number): Uint8Array => new Uint8Array(16).fill(n)
+  const covers: [string, Uint8Array][] = [['', h(1)], ['a', h(2)], ['a/b', h(3)], ['z', h(4)]]
+  const writes: [string, string, () => Promise<void>][] = [
+    ['setBase', 'a', () => store.setBase('a/x', { size: 1, mtimeMs: 1 })],
+    ['setBases', 'a/b', () => store.setBases([['a/b/y', { size: 2, mtimeMs: 2 }]])],
+    ['deleteBase', 'a', () => store.deleteBase('a/x')],
+    ['put with base', 'a/b', () => store.put(recordOf('a/b/c', randomBytes(3, 100)), { base: true })],
   ]
-  for (const [what, write] of writes) {
-    await store.setBasesCover('abc')
-    t.equal(store.basesCover(), 'abc')
+  for (const [what, folder, write] of writes) {
+    await store.setCovers(covers)
+    t.ok(covers.every(([dir, hash]) => store.covered(dir, hash)), 'all noted')
     await write()
-    t.equal(store.basesCover(), undefined, `${what} voids the cover`)
+    for (const [dir, hash] of covers) {
+      const under = folder === dir || folder.startsWith(`${dir}/`) || dir === ''
+      t.equal(store.covered(dir, hash), !under, `${what} under ${folder}: ${dir === '' ? 'the root' : dir} ${under ? 'uncovered' : 'still covered'}`)
+    }
   }
-  await store.setBasesCover('abc')
-  await store.put(recordOf('d', randomBytes(4, 100)))
-  t.equal(store.basesCover(), 'abc', 'a record without a base keeps it')
+  await store.setCovers(covers)
+  t.notOk(store.covered('a', h(9)), 'a cover is of one summary')
+  await store.put(recordOf('a/d', randomBytes(4, 100)))
+  t.ok(store.covered('a', h(2)), 'a record without a base keeps it')
+  // A build before the covers drops the meta key they hang on at every base write: none holds.
+  const { open } = (await import('lmdb'))
+  const env = open({ path: join(root, '.dsync', 'state.mdb'), maxDbs: 16, compression: false })
+  await env.openDB({ name: 'meta' }).remove('basesCover')
+  await env.close()
+  t.notOk(store.covered('z', h(4)), 'an older build\'s base write voids every cover')
+  await store.setCovers([['z', h(4)]])
+  t.ok(store.covered('z', h(4)) && !store.covered('a', h(2)), 'noted anew, the earlier ones gone')
 
   const pairs = store.pairBases()
   const base: PairBase = { kind: 'file', size: 1, mtimeMs: 1, mode: 0o644 }

@@ -100,7 +100,7 @@ t.test('two trees copied with cp -a, no dsync state on either side: the first sy
  * A first sync of bigTree into a `cp -a` copy, both roles in this process; `tap` may replace the
  * receiver's store methods first, and `onSent` sees each message the receiver sends.
  */
-async function firstSyncHere(t: Test, o: { tap?: (workStore: Store) => void; onSent?: (msg: Message) => void } = {}): Promise<{ work: string; workStore: Store; report: SyncReport; again: () => Promise<void> }> {
+async function firstSyncHere(t: Test, o: { tap?: (workStore: Store) => void; onSent?: (msg: Message) => void } = {}): Promise<{ home: string; work: string; workStore: Store; report: SyncReport; again: () => Promise<void> }> {
   const home = await bigTree(t)
   const work = await tempTree(t)
   copyTree(home, work)
@@ -129,7 +129,7 @@ async function firstSyncHere(t: Test, o: { tap?: (workStore: Store) => void; onS
       runReceiver(d, { root: work, store: workStore, params: SYNC_CHUNK_PARAMS, options: sessionOptions(), report: new SyncReport(), signal, now: () => new Date() }),
     ]))
   }
-  return { work, workStore, report, again }
+  return { home, work, workStore, report, again }
 }
 
 t.test('a first sync of equal trees records the bases the summary stood for after `done` (the sender does not wait for them), before the receiver\'s session ends', async (t) => {
@@ -159,10 +159,11 @@ t.test('a first sync of equal trees records the bases the summary stood for afte
   t.equal(withBase, 2000, 'every file has its base once the receiver\'s session has ended')
 })
 
-t.test('a no-op whose tree is as it was when every base was last seen to reads no base; a base written since voids that', async (t) => {
+t.test('a no-op whose folders are as they were when their bases were last seen to reads no base; a base written since voids its folders\' covers', async (t) => {
   const { work, workStore, again } = await firstSyncHere(t)
-  const whole = Buffer.from(TreeSummary.from(await TreeListing.walk(work)).hash('')!).toString('hex')
-  t.equal(workStore.basesCover(), whole, 'the first sync, all bases seen to, notes the tree\'s summary')
+  const summary = async () => TreeSummary.from(await TreeListing.walk(work))
+  const before = await summary()
+  t.ok(workStore.covered('', before.hash('')!), 'the first sync, all bases seen to, notes the tree\'s summary')
   let reads = 0
   const baseHasStat = workStore.baseHasStat.bind(workStore)
   workStore.baseHasStat = (path, v) => {
@@ -172,12 +173,34 @@ t.test('a no-op whose tree is as it was when every base was last seen to reads n
   await again()
   t.equal(reads, 0, 'a no-op: no base read')
   await workStore.deleteBase('p0/q0/f0.txt')
-  t.equal(workStore.basesCover(), undefined, 'a base removed voids the cover')
+  t.notOk(workStore.covered('', before.hash('')!), 'a base removed voids the root\'s cover')
+  t.notOk(workStore.covered('p0/q0', before.hash('p0/q0')!), 'and its folder\'s')
+  t.ok(workStore.covered('p0/q5', before.hash('p0/q5')!), 'not the folder beside it')
   await again()
-  t.equal(reads, 2000, 'every base seen to again')
+  t.equal(reads, 50, 'the 50 bases of that folder seen to again, of 2,000')
   const st = await lstat(join(work, 'p0/q0/f0.txt'))
   t.ok(workStore.baseHasStat('p0/q0/f0.txt', { size: st.size, mtimeMs: st.mtimeMs }), 'the base removed is recorded again')
-  t.equal(workStore.basesCover(), whole)
+  t.ok(workStore.covered('', before.hash('')!), 'the root covered again')
+})
+
+t.test('a change in one folder: its session reads none of the bases beside it, and the next no-op only that folder\'s', async (t) => {
+  const { work, workStore, again, home } = await firstSyncHere(t)
+  let reads = 0
+  const baseHasStat = workStore.baseHasStat.bind(workStore)
+  workStore.baseHasStat = (path, v) => {
+    reads++
+    return baseHasStat(path, v)
+  }
+  await writeFile(join(home, 'p2/q7/f3.txt'), 'changed\n')
+  await again()
+  t.ok(reads <= 50, `${reads} bases read for a change in a folder of 50 files, of 2,000`)
+  t.equal(await readFile(join(work, 'p2/q7/f3.txt'), 'utf8'), 'changed\n')
+  reads = 0
+  await again()
+  t.equal(reads, 50, 'the no-op after it sees to that folder\'s 50 bases alone')
+  reads = 0
+  await again()
+  t.equal(reads, 0, 'and the one after, none')
 })
 
 t.test('a store that cannot record the bases a summary stood for does not fail a session whose sender was told done', async (t) => {

@@ -37,6 +37,12 @@ export function parentDir(path: string): string {
   return i < 0 ? '' : path.slice(0, i)
 }
 
+/** Every directory `path` is in, from its parent up to the root (''). */
+export function* ancestorDirs(path: string): Generator<string> {
+  for (let i = path.lastIndexOf('/'); i > 0; i = path.lastIndexOf('/', i - 1)) yield path.slice(0, i)
+  yield ''
+}
+
 /** True when a directory above `path` ('' the root included, not `path` itself) is in `dirs`. */
 export function isUnder(path: string, dirs: ReadonlySet<string>): boolean {
   if (dirs.size === 0) return false

@@ -1,6 +1,7 @@
 import type { Database, RootDatabase } from 'lmdb'
 import { ensureData } from '../errors.js'
-import { parseFileDigest, randomHex } from '../hash/index.js'
+import { ancestorDirs } from '../fs/index.js'
+import { digestBytes, parseFileDigest, randomHex } from '../hash/index.js'
 import type { FileDigest } from '../types.js'
 
 /**
@@ -24,8 +25,18 @@ const KINDS = ['file', 'dir', 'symlink'] as const
 
 /** The replica id of a tree: 32 hex digits made once (`replica` in the store's meta). */
 const REPLICA_KEY = 'replica'
-/** meta keys `pairCover/<peer>`: see PairBases.cover */
+/** meta keys `pairCover/<peer>`: the generation of the covers with that peer (PairBases.covered);
+ *  builds before the folder covers removed it at every change, voiding them */
 const COVER_PREFIX = 'pairCover/'
+/** Folders up to this many UTF-16 units are their own cover key; longer ones by their SHA-256
+ *  (lmdb keys stop at 1978 bytes). */
+const MAX_PLAIN_COVER_DIR = 512
+
+/** The `pair-covers` key of `dir` ('' the root) with `peer`. */
+function coverKey(peer: string, dir: string): string {
+  return `${peer}/${dir.length <= MAX_PLAIN_COVER_DIR ? dir : `\0${digestBytes(Buffer.from(dir))}`}`
+}
+
 
 /**
  * The pair bases of one tree, for every peer replica it syncs with, in the store's lmdb
@@ -36,10 +47,13 @@ const COVER_PREFIX = 'pairCover/'
 export class PairBases {
   readonly #db: Database<Stored, string>
   readonly #meta: Database<string, string>
+  /** `peer/folder` → `generation summary` (covered) */
+  readonly #covers: Database<string, string>
 
   constructor(private readonly env: RootDatabase) {
     this.#db = env.openDB({ name: 'pair-bases', keyEncoding: 'ordered-binary' })
     this.#meta = env.openDB({ name: 'meta' })
+    this.#covers = env.openDB({ name: 'pair-covers', keyEncoding: 'ordered-binary', encoding: 'string' })
   }
 
   /** This tree's replica id, made (and stored) the first time it is asked for: `proposed` when
@@ -79,28 +93,50 @@ export class PairBases {
     return out
   }
 
-  /**
-   * Sets (a base) or removes (null) the bases of these paths with `peer`, in one transaction.
-   * `cover`: the root summary (§4.9, hex) of the tree whose every entry the bases now are,
-   * kept until the next change (see `cover`).
-   */
-  async update(peer: string, changes: ReadonlyMap<string, PairBase | null>, cover?: string): Promise<void> {
-    if (changes.size === 0 && cover === undefined) return
+  /** Sets (a base) or removes (null) the bases of these paths with `peer`, in one transaction;
+   *  the covers of the folders they are in go (see covered). */
+  async update(peer: string, changes: ReadonlyMap<string, PairBase | null>): Promise<void> {
+    if (changes.size === 0) return
     await this.env.childTransaction(() => {
+      const uncovered = new Set<string>()
       for (const [path, base] of changes) {
         if (base === null) this.#db.remove(`${peer}/${path}`)
         else this.#db.put(`${peer}/${path}`, encode(base))
+        for (const dir of ancestorDirs(path)) {
+          if (uncovered.has(dir)) break // and every folder above it
+          uncovered.add(dir)
+          this.#covers.remove(coverKey(peer, dir))
+        }
       }
-      if (cover !== undefined) this.#meta.put(`${COVER_PREFIX}${peer}`, cover)
-      else this.#meta.remove(`${COVER_PREFIX}${peer}`)
     })
   }
 
-  /** The root summary of the tree the bases with `peer` were last set from whole, if none
-   *  changed since: a session with that tree, the same whole, has nothing to write (a no-op of
-   *  1,000,000 files read a million bases to learn that). */
-  cover(peer: string): string | undefined {
-    return this.#meta.get(`${COVER_PREFIX}${peer}`)
+  /**
+   * Whether the bases with `peer` of everything under `dir` ('' the root) were set from a
+   * folder whose summary (§4.9) was `summary` (setCovers), with none of them changed since: a
+   * session that finds the folder so again has nothing there to write. A no-op of 1,000,000
+   * files read a million bases to learn that, and a change in one folder made the next two
+   * sessions read them all.
+   */
+  covered(peer: string, dir: string, summary: Uint8Array): boolean {
+    const generation = this.#meta.get(`${COVER_PREFIX}${peer}`)
+    return generation !== undefined && this.#covers.get(coverKey(peer, dir)) === `${generation} ${Buffer.from(summary).toString('hex')}`
+  }
+
+  /** Notes, for each folder, that the bases with `peer` of everything under it are its entries,
+   *  the folder's summary being the one given (see covered). */
+  async setCovers(peer: string, dirs: readonly (readonly [string, Uint8Array])[]): Promise<void> {
+    if (dirs.length === 0) return
+    await this.env.childTransaction(() => {
+      let generation = this.#meta.get(`${COVER_PREFIX}${peer}`)
+      if (generation === undefined) {
+        // The covers noted before are of no use now: they go.
+        for (const key of this.#covers.getKeys({ start: `${peer}/`, end: `${peer}0` })) this.#covers.remove(key)
+        generation = randomHex(8)
+        this.#meta.put(`${COVER_PREFIX}${peer}`, generation)
+      }
+      for (const [dir, summary] of dirs) this.#covers.put(coverKey(peer, dir), `${generation} ${Buffer.from(summary).toString('hex')}`)
+    })
   }
 }
 

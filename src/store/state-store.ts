@@ -4,7 +4,7 @@ import type { Database, RootDatabase } from 'lmdb'
 import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { requirePackage } from '../packages.js'
-import { checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
+import { ancestorDirs, checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
 import { digestBytes, randomHex } from '../hash/index.js'
 import type { Chunk, FileDigest, Fingerprint } from '../types.js'
 import { type Candidate, rankCandidates } from './candidates.js'
@@ -43,11 +43,6 @@ function coverKey(dir: string): Buffer {
   return pathKey(`/${dir}`)
 }
 
-/** Every directory a path is in, from its parent up to the root (''). */
-function* ancestors(path: string): Generator<string> {
-  for (let i = path.lastIndexOf('/'); i > 0; i = path.lastIndexOf('/', i - 1)) yield path.slice(0, i)
-  yield ''
-}
 
 function storeError(dir: string, doing: string, cause: unknown): DsyncError {
   const why = cause instanceof Error ? cause.message : String(cause)
@@ -300,7 +295,7 @@ export class Store {
   #uncover(paths: readonly string[]): void {
     const seen = new Set<string>()
     for (const path of paths) {
-      for (const dir of ancestors(path)) {
+      for (const dir of ancestorDirs(path)) {
         if (seen.has(dir)) break // and so are all above it
         seen.add(dir)
         this.#covers.remove(coverKey(dir))

@@ -1,6 +1,7 @@
 import type { FileEntry } from '../net/index.js'
 import { sameMtime, type PairBase, type Store, type SyncBase } from '../store/index.js'
 import type { FileEvent } from './report.js'
+import type { TreeSummary } from './tree-summary.js'
 import { baseOf } from './two-way/changes.js'
 
 /** True when `next` says nothing `old` does not: same kind, size, mtime (to the quick check's
@@ -26,10 +27,8 @@ const RECORD_BATCH = 8192
  */
 export class PeerBases {
   readonly #listed = new Map<string, FileEntry>()
-  /** walks of the entries directory summaries stood for: walked again at `record`, not kept */
-  readonly #stoodFor: (() => Iterable<FileEntry>)[] = []
-  /** the root summary (hex) when a walk noted is the whole tree */
-  #whole: string | undefined
+  /** folders directory summaries stood for, with the summaries: walked at `record`, not kept */
+  readonly #stoodFor: { readonly dir: string; readonly summary: TreeSummary }[] = []
 
   private constructor(
     private readonly store: Store,
@@ -65,45 +64,50 @@ export class PeerBases {
     for (const e of entries) this.#listed.set(e.path, e)
   }
 
-  /** Notes entries a directory summary stood for (RoleDeps.onStoodFor), as a walk of them;
-   *  `whole`: the root summary, when they are the whole tree. */
-  noteStoodFor(entries: () => Iterable<FileEntry>, whole?: Uint8Array): void {
-    this.#stoodFor.push(entries)
-    if (whole !== undefined) this.#whole = Buffer.from(whole).toString('hex')
+  /** Notes a folder a directory summary stood for (RoleDeps.onStoodFor): everything under it. */
+  noteStoodFor(dir: string, summary: TreeSummary): void {
+    this.#stoodFor.push({ dir, summary })
   }
 
   /** After a session that completed: every listed path whose outcome succeeded is what both
-   *  sides now have; a deleted one has no base; a failed or kept one keeps its old base. */
+   *  sides now have; a deleted one has no base; a failed or kept one keeps its old base. The
+   *  folders summaries stood for are walked but where covered as they are (PairBases.covered);
+   *  each walked is covered once its bases are written, when no file of the session failed. */
   async record(events: readonly FileEvent[]): Promise<void> {
     const failed = new Set(events.filter((e) => e.action === 'error' || e.action === 'kept').map((e) => e.path))
-    // The whole tree stood for by its summary, nothing failed or deleted: the bases are those
-    // of every entry, and were already if the last record was of the same whole (cover).
-    const whole = this.#listed.size === 0 && this.#stoodFor.length === 1 && failed.size === 0 && !events.some((e) => e.action === 'deleted') ? this.#whole : undefined
     const pairs = this.store.pairBases()
-    if (whole !== undefined && pairs.cover(this.replica) === whole) return
     let changes = new Map<string, PairBase | null>()
-    const note = (e: FileEntry): void => {
+    const note = async (e: FileEntry): Promise<void> => {
       if (failed.has(e.path)) return
       const base = baseOf(e)
       // Only what moved is written: a no-op push of 50,000 files rewrote every base (0.2 of
       // the server's 2.6 CPU s). A base that knows a digest keeps it while size and mtime say
       // the file is the one it was taken from.
       if (!sameBase(this.#old(e.path), base)) changes.set(e.path, base)
+      // Written RECORD_BATCH at a time: a first sync of 1,000,000 files made one map and one
+      // transaction of them all (the server's peak 499 MB). Each path's base is the last
+      // sync's or this one's, both of which its two sides once agreed on; a crash in between
+      // leaves some of each, as a crash before the record left all the old.
+      if (changes.size < RECORD_BATCH) return
+      await pairs.update(this.replica, changes)
+      changes = new Map()
     }
-    // Written RECORD_BATCH at a time: a first sync of 1,000,000 files made one map and one
-    // transaction of them all (the server's peak 499 MB). Each path's base is the last sync's
-    // or this one's, both of which its two sides once agreed on; a crash in between leaves some
-    // of each, as a crash before the record left all the old.
-    for (const e of this.#listed.values()) note(e)
-    for (const walk of this.#stoodFor) {
-      for (const e of walk()) {
-        note(e)
-        if (changes.size < RECORD_BATCH) continue
-        await pairs.update(this.replica, changes)
-        changes = new Map()
+    for (const e of this.#listed.values()) await note(e)
+    const covers: [string, Uint8Array][] = []
+    const walk = async (dir: string, summary: TreeSummary): Promise<void> => {
+      const hash = summary.hash(dir)! // a summary stood for it
+      if (pairs.covered(this.replica, dir, hash)) return
+      for (const e of summary.children(dir)) {
+        await note(e as FileEntry)
+        if (e.kind === 'dir') await walk(e.path, summary)
       }
+      covers.push([dir, hash])
     }
+    for (const { dir, summary } of this.#stoodFor) await walk(dir, summary)
     for (const e of events) if (e.action === 'deleted' && this.#old(e.path) !== undefined) changes.set(e.path, null)
-    await pairs.update(this.replica, changes, whole)
+    await pairs.update(this.replica, changes)
+    // A file that failed under a folder keeps its old base: that folder's bases are not its
+    // entries.
+    if (failed.size === 0) await pairs.setCovers(this.replica, covers)
   }
 }

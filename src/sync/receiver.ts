@@ -612,7 +612,7 @@ class Receiver {
     const summary = this.#summary
     for (const dir of same) {
       this.#impliedDirs.add(dir)
-      this.d.onStoodFor?.(() => summary.under(dir) as Iterable<FileEntry>, dir === '' ? summary.hash('') : undefined)
+      this.d.onStoodFor?.(dir, summary)
       if (!this.d.report.wantsEachUnchanged) {
         const { files, bytes } = summary.totals(dir)
         this.d.report.countFiles(files, bytes)

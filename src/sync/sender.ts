@@ -175,7 +175,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     listedFiles = function* () {
       for (const e of walked.under()) if (e.kind === 'file') yield { path: e.path, size: files.current(e)?.size ?? 0 }
     }
-    d.onStoodFor?.(() => walked.under() as Iterable<FileEntry>, summary.hash(''))
+    d.onStoodFor?.('', summary)
     offer = ListOffer.bySummary(summary, post, listWindow(d))
   } else {
     const entries = wholeList(files, { listable, digests, withDigests, report: d.report })

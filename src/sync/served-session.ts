@@ -11,6 +11,7 @@ import { PeerBases } from './peer-bases.js'
 import { withLocalTree } from './local-tree.js'
 import { SYNC_CHUNK_PARAMS } from './session.js'
 import type { TreeLock } from './tree-lock.js'
+import type { TreeSummary } from './tree-summary.js'
 
 /** What a served session runs against. */
 export interface ServedSessionOptions {
@@ -52,7 +53,7 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
       const peer = s.role === 'sync' || s.options.dryRun ? undefined : PeerBases.open(store, s.options.replica)
       const listed = peer && {
         onListed: (entries: readonly FileEntry[]) => peer.note(entries),
-        onStoodFor: (entries: () => Iterable<FileEntry>, whole?: Uint8Array) => peer.noteStoodFor(entries, whole),
+        onStoodFor: (dir: string, summary: TreeSummary) => peer.noteStoodFor(dir, summary),
       }
       try {
         if (s.role === 'push') await runReceiver(channel, { ...deps, ...listed, now: () => new Date(), ...(peer && { baseOf: (p: string) => peer.baseOf(p) }) })

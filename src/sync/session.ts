@@ -9,6 +9,7 @@ import {
 import { Store } from '../store/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD } from '../similarity/index.js'
 import type { FileEvent, SyncReport, SyncSummary } from './report.js'
+import type { TreeSummary } from './tree-summary.js'
 import type { SyncPlan } from './two-way/reconcile.js'
 
 /** What every role of a session works with, on its side: the sender, the receiver, and both
@@ -26,10 +27,9 @@ export interface RoleDeps {
   /** called with the entries of the file list sent (or received); the server keeps them as the
    *  client replica's bases (PeerBases) */
   readonly onListed?: (entries: readonly FileEntry[]) => void
-  /** the same for entries a directory summary stood for (§4.9), given as a walk of them to make
-   *  when needed (a no-op of 1,000,000 files does not hold them all); `whole`: the root's
-   *  summary, when they are the whole tree */
-  readonly onStoodFor?: (entries: () => Iterable<FileEntry>, whole?: Uint8Array) => void
+  /** the same for a folder a directory summary stood for (§4.9): everything under `dir` in
+   *  `summary`, walked when needed (a no-op of 1,000,000 files does not hold them all) */
+  readonly onStoodFor?: (dir: string, summary: TreeSummary) => void
   /** entries of the file list the receiver takes in ahead of asking for them (§4.13); default
    *  `LIMITS.listWindow`. Both sides must agree: only tests set it. */
   readonly listWindow?: number

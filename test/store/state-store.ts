@@ -76,14 +76,22 @@ t.test('a folder\'s cover of the bases holds until a base under it is written or
 
   const pairs = store.pairBases()
   const base: PairBase = { kind: 'file', size: 1, mtimeMs: 1, mode: 0o644 }
-  await pairs.update('peer1', new Map([['x', base]]), 'h1')
-  await pairs.update('peer2', new Map([['x', base]]), 'h2')
-  t.equal(pairs.cover('peer1'), 'h1')
+  await pairs.setCovers('peer1', covers)
+  await pairs.setCovers('peer2', covers)
+  t.ok(covers.every(([dir, hash]) => pairs.covered('peer1', dir, hash)), 'pair covers noted')
   await pairs.update('peer1', new Map())
-  t.equal(pairs.cover('peer1'), 'h1', 'no change keeps it')
-  await pairs.update('peer1', new Map([['x', null]]))
-  t.equal(pairs.cover('peer1'), undefined, 'a change voids it')
-  t.equal(pairs.cover('peer2'), 'h2', 'another peer\'s stays')
+  t.ok(pairs.covered('peer1', 'a/b', h(3)), 'no change keeps them')
+  await pairs.update('peer1', new Map([['a/x', base]]))
+  t.same(covers.map(([dir, hash]) => pairs.covered('peer1', dir, hash)), [false, false, true, true], 'a change voids the covers of its folders, not those below or beside')
+  await pairs.update('peer1', new Map([['z/y', null]]))
+  t.notOk(pairs.covered('peer1', 'z', h(4)), 'a removal too')
+  t.ok(covers.every(([dir, hash]) => pairs.covered('peer2', dir, hash)), 'another peer\'s stay')
+  t.notOk(pairs.covered('peer2', 'a', h(9)), 'a pair cover is of one summary')
+  const long = `${'d'.repeat(200)}/${'e'.repeat(200)}/${'f'.repeat(200)}`
+  await pairs.setCovers('peer2', [[long, h(5)]])
+  t.ok(pairs.covered('peer2', long, h(5)), 'a long folder\'s cover, keyed by its hash')
+  await pairs.update('peer2', new Map([[`${long}/x`, base]]))
+  t.notOk(pairs.covered('peer2', long, h(5)), 'voided as a short one\'s')
 })
 
 t.test('put and delete keep records, digests and the sampled index consistent', async (t) => {

@@ -1,7 +1,12 @@
 import t from 'tap'
 import { readFile, readdir, writeFile, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
-import { pull, push } from '../../src/sync/index.js'
+import type { TreeEntry } from '../../src/fs/index.js'
+import type { FileEntry } from '../../src/net/index.js'
+import { Store } from '../../src/store/index.js'
+import { pull, push, SYNC_CHUNK_PARAMS } from '../../src/sync/index.js'
+import { PeerBases } from '../../src/sync/peer-bases.js'
+import { TreeSummary } from '../../src/sync/tree-summary.js'
 import { isConflictCopy } from '../../src/sync/conflict.js'
 import { tempTree } from '../support/temp.js'
 import { clientOpts, startServer } from '../support/sync.js'
@@ -49,4 +54,41 @@ t.test('two machines pushing to one server: a push that never saw the other mach
   const after = await push(home, server.url, clientOpts())
   t.match(after.events.find((e) => e.path === 'plan.txt'), { action: 'delta' }, 'once home has seen the server\'s version, its edit writes')
   t.equal(await readFile(join(served, 'plan.txt'), 'utf8'), 'v4 from home\n')
+})
+
+t.test('pair bases: the folders a summary stood for are read only where they changed since they were last recorded', async (t) => {
+  const entries = (changedSize: number): TreeEntry[] => [
+    ...Array.from({ length: 10 }, (_, d): TreeEntry => ({ path: `d${d}`, kind: 'dir', size: 0, mtimeMs: 1_700_000_000_000, mode: 0o755 })),
+    ...Array.from({ length: 200 }, (_, i): TreeEntry => ({
+      path: `d${i % 10}/f${i}.txt`, kind: 'file', size: i === 33 ? changedSize : 100 + i, mtimeMs: 1_700_000_000_000, mode: 0o644,
+    })),
+  ]
+  const store = await Store.open(await tempTree(t), { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  const pairs = store.pairBases()
+  let reads = 0
+  const get = pairs.get.bind(pairs)
+  pairs.get = (peer, path) => {
+    reads++
+    return get(peer, path)
+  }
+  const replica = 'ab'.repeat(16)
+  /** One session's record: the folders stood for, and the entries listed. */
+  const session = async (summary: TreeSummary, stoodFor: readonly string[], listed: readonly string[] = []): Promise<number> => {
+    reads = 0
+    const peer = PeerBases.open(store, replica)!
+    peer.note(listed.flatMap((dir) => summary.children(dir) as FileEntry[]))
+    for (const dir of stoodFor) peer.noteStoodFor(dir, summary)
+    await peer.record([])
+    return reads
+  }
+  const before = TreeSummary.of(entries(133))
+  t.equal(await session(before, ['']), 210, 'the first record reads every entry')
+  t.equal(await session(before, ['']), 0, 'a no-op reads none')
+  // d3/f33.txt changed: the root and d3 are listed, the other nine folders stood for.
+  const after = TreeSummary.of(entries(5000))
+  t.equal(await session(after, ['d0', 'd1', 'd2', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9'], ['', 'd3']), 30, 'a change in d3: its 20 entries and the root\'s 10 read, none beside')
+  t.equal(get(replica, 'd3/f33.txt')?.size, 5000, 'its base is the new one')
+  t.equal(await session(after, ['']), 30, 'the no-op after: the root\'s and d3\'s entries alone')
+  t.equal(await session(after, ['']), 0, 'and then none')
 })

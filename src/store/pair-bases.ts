@@ -93,10 +93,12 @@ export class PairBases {
     return out
   }
 
-  /** Sets (a base) or removes (null) the bases of these paths with `peer`, in one transaction;
-   *  the covers of the folders they are in go (see covered). */
-  async update(peer: string, changes: ReadonlyMap<string, PairBase | null>): Promise<void> {
-    if (changes.size === 0) return
+  /** Sets (a base) or removes (null) the bases of these paths with `peer`, in one transaction:
+   *  the covers of the folders they are in go (see covered); then, in it too, the `covers` of
+   *  folders whose bases are now their entries are noted (one commit, not two, while the
+   *  session still holds the tree). */
+  async update(peer: string, changes: ReadonlyMap<string, PairBase | null>, covers: readonly (readonly [string, Uint8Array])[] = []): Promise<void> {
+    if (changes.size === 0 && covers.length === 0) return
     await this.env.childTransaction(() => {
       const uncovered = new Set<string>()
       for (const [path, base] of changes) {
@@ -108,12 +110,13 @@ export class PairBases {
           this.#covers.remove(coverKey(peer, dir))
         }
       }
+      if (covers.length > 0) this.#cover(peer, covers)
     })
   }
 
   /**
    * Whether the bases with `peer` of everything under `dir` ('' the root) were set from a
-   * folder whose summary (§4.9) was `summary` (setCovers), with none of them changed since: a
+   * folder whose summary (§4.9) was `summary` (update's covers), with none of them changed since: a
    * session that finds the folder so again has nothing there to write. A no-op of 1,000,000
    * files read a million bases to learn that, and a change in one folder made the next two
    * sessions read them all.
@@ -124,19 +127,16 @@ export class PairBases {
   }
 
   /** Notes, for each folder, that the bases with `peer` of everything under it are its entries,
-   *  the folder's summary being the one given (see covered). */
-  async setCovers(peer: string, dirs: readonly (readonly [string, Uint8Array])[]): Promise<void> {
-    if (dirs.length === 0) return
-    await this.env.childTransaction(() => {
-      let generation = this.#meta.get(`${COVER_PREFIX}${peer}`)
-      if (generation === undefined) {
-        // The covers noted before are of no use now: they go.
-        for (const key of this.#covers.getKeys({ start: `${peer}/`, end: `${peer}0` })) this.#covers.remove(key)
-        generation = randomHex(8)
-        this.#meta.put(`${COVER_PREFIX}${peer}`, generation)
-      }
-      for (const [dir, summary] of dirs) this.#covers.put(coverKey(peer, dir), `${generation} ${Buffer.from(summary).toString('hex')}`)
-    })
+   *  the folder's summary being the one given (see covered). Inside a transaction. */
+  #cover(peer: string, dirs: readonly (readonly [string, Uint8Array])[]): void {
+    let generation = this.#meta.get(`${COVER_PREFIX}${peer}`)
+    if (generation === undefined) {
+      // The covers noted before are of no use now: they go.
+      for (const key of this.#covers.getKeys({ start: `${peer}/`, end: `${peer}0` })) this.#covers.remove(key)
+      generation = randomHex(8)
+      this.#meta.put(`${COVER_PREFIX}${peer}`, generation)
+    }
+    for (const [dir, summary] of dirs) this.#covers.put(coverKey(peer, dir), `${generation} ${Buffer.from(summary).toString('hex')}`)
   }
 }
 

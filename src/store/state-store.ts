@@ -238,12 +238,16 @@ export class Store {
     return buf !== undefined && baseHasStat(buf, v)
   }
 
-  /** setBase for many paths, in one transaction. */
-  async setBases(bases: readonly (readonly [string, SyncBase])[]): Promise<void> {
+  /** setBase for many paths, in one transaction; then, in it too, notes the `covers` of folders
+   *  whose every base is now seen to (see covered): one commit where two took the tree's lock
+   *  longer after a session (the next push waited for it in the demo's back-to-back pushes). */
+  async setBases(bases: readonly (readonly [string, SyncBase])[], covers: readonly (readonly [string, Uint8Array])[] = []): Promise<void> {
     for (const [path] of bases) checkRelPath(path)
+    if (bases.length === 0 && covers.length === 0) return
     return this.#write('base', `${bases.length} files`, () => {
       for (const [path, base] of bases) this.#bases.put(pathKey(path), encodeBase(base))
       this.#uncover(bases.map(([path]) => path))
+      if (covers.length > 0) this.#cover(covers)
     })
   }
 
@@ -264,7 +268,7 @@ export class Store {
 
   /**
    * Whether every file under `dir` ('' the root) had its base at its size and mtime when the
-   * directory's summary (§4.9) was `summary` (setCovers), with no base under it written or
+   * directory's summary (§4.9) was `summary` (setBases' covers), with no base under it written or
    * removed since. A session that finds `dir` the same as its sender's, with this summary, has
    * no base under it to record: a no-op of 1,000,000 files read a million bases to learn that
    * (~25 MB of lmdb pages in the server's memory), and a change in one folder made the next
@@ -276,19 +280,16 @@ export class Store {
   }
 
   /** Notes, for each directory, that every file under it has its base, the directory's
-   *  summary being the one given (see covered). */
-  setCovers(dirs: readonly (readonly [string, Uint8Array])[]): Promise<void> {
-    if (dirs.length === 0) return Promise.resolve()
-    return this.#write('base', `${dirs.length} folders`, () => {
-      let generation = this.#meta.get(BASES_COVER_KEY)
-      if (generation === undefined) {
-        // Every cover noted so far is of no use now: they go (a tree's folders come and go).
-        this.#covers.clearSync()
-        generation = randomHex(8)
-        this.#meta.put(BASES_COVER_KEY, generation)
-      }
-      for (const [dir, summary] of dirs) this.#covers.put(coverKey(dir), `${generation} ${Buffer.from(summary).toString('hex')}`)
-    })
+   *  summary being the one given (see covered). Inside a write. */
+  #cover(dirs: readonly (readonly [string, Uint8Array])[]): void {
+    let generation = this.#meta.get(BASES_COVER_KEY)
+    if (generation === undefined) {
+      // Every cover noted so far is of no use now: they go (a tree's folders come and go).
+      this.#covers.clearSync()
+      generation = randomHex(8)
+      this.#meta.put(BASES_COVER_KEY, generation)
+    }
+    for (const [dir, summary] of dirs) this.#covers.put(coverKey(dir), `${generation} ${Buffer.from(summary).toString('hex')}`)
   }
 
   /** A base under these paths is written or removed: the covers of the folders they are in go. */

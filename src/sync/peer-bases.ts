@@ -105,9 +105,8 @@ export class PeerBases {
     }
     for (const { dir, summary } of this.#stoodFor) await walk(dir, summary)
     for (const e of events) if (e.action === 'deleted' && this.#old(e.path) !== undefined) changes.set(e.path, null)
-    await pairs.update(this.replica, changes)
     // A file that failed under a folder keeps its old base: that folder's bases are not its
     // entries.
-    if (failed.size === 0) await pairs.setCovers(this.replica, covers)
+    await pairs.update(this.replica, changes, failed.size === 0 ? covers : [])
   }
 }

@@ -649,7 +649,7 @@ class Receiver {
       const summary = this.#summary!
       const store = this.d.store
       let bases: [string, SyncBase][] = []
-      /** folders seen to, noted once their bases are written (a write voids its folders' covers) */
+      /** folders seen to, noted with the last bases (a write voids its folders' covers) */
       const covers: [string, Uint8Array][] = []
       let files = 0
       // Many in one transaction: a first sync of two equal trees of 100,000 files wrote them
@@ -682,8 +682,7 @@ class Receiver {
         return true
       }
       for (const dir of this.#impliedDirs) if (!(await seeTo(dir))) return
-      await write()
-      await store.setCovers(covers)
+      await store.setBases(bases, covers)
     } catch {
       // Policy: the sender was told `done`, and these bases are the quick check's to make
       // again next time; a store that cannot write fails the next session that needs it.

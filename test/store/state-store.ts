@@ -53,7 +53,7 @@ t.test('a folder\'s cover of the bases holds until a base under it is written or
     ['put with base', 'a/b', () => store.put(recordOf('a/b/c', randomBytes(3, 100)), { base: true })],
   ]
   for (const [what, folder, write] of writes) {
-    await store.setCovers(covers)
+    await store.setBases([], covers)
     t.ok(covers.every(([dir, hash]) => store.covered(dir, hash)), 'all noted')
     await write()
     for (const [dir, hash] of covers) {
@@ -61,7 +61,7 @@ t.test('a folder\'s cover of the bases holds until a base under it is written or
       t.equal(store.covered(dir, hash), !under, `${what} under ${folder}: ${dir === '' ? 'the root' : dir} ${under ? 'uncovered' : 'still covered'}`)
     }
   }
-  await store.setCovers(covers)
+  await store.setBases([], covers)
   t.notOk(store.covered('a', h(9)), 'a cover is of one summary')
   await store.put(recordOf('a/d', randomBytes(4, 100)))
   t.ok(store.covered('a', h(2)), 'a record without a base keeps it')
@@ -71,13 +71,13 @@ t.test('a folder\'s cover of the bases holds until a base under it is written or
   await env.openDB({ name: 'meta' }).remove('basesCover')
   await env.close()
   t.notOk(store.covered('z', h(4)), 'an older build\'s base write voids every cover')
-  await store.setCovers([['z', h(4)]])
+  await store.setBases([], [['z', h(4)]])
   t.ok(store.covered('z', h(4)) && !store.covered('a', h(2)), 'noted anew, the earlier ones gone')
 
   const pairs = store.pairBases()
   const base: PairBase = { kind: 'file', size: 1, mtimeMs: 1, mode: 0o644 }
-  await pairs.setCovers('peer1', covers)
-  await pairs.setCovers('peer2', covers)
+  await pairs.update('peer1', new Map(), covers)
+  await pairs.update('peer2', new Map(), covers)
   t.ok(covers.every(([dir, hash]) => pairs.covered('peer1', dir, hash)), 'pair covers noted')
   await pairs.update('peer1', new Map())
   t.ok(pairs.covered('peer1', 'a/b', h(3)), 'no change keeps them')
@@ -88,7 +88,7 @@ t.test('a folder\'s cover of the bases holds until a base under it is written or
   t.ok(covers.every(([dir, hash]) => pairs.covered('peer2', dir, hash)), 'another peer\'s stay')
   t.notOk(pairs.covered('peer2', 'a', h(9)), 'a pair cover is of one summary')
   const long = `${'d'.repeat(200)}/${'e'.repeat(200)}/${'f'.repeat(200)}`
-  await pairs.setCovers('peer2', [[long, h(5)]])
+  await pairs.update('peer2', new Map(), [[long, h(5)]])
   t.ok(pairs.covered('peer2', long, h(5)), 'a long folder\'s cover, keyed by its hash')
   await pairs.update('peer2', new Map([[`${long}/x`, base]]))
   t.notOk(pairs.covered('peer2', long, h(5)), 'voided as a short one\'s')

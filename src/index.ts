@@ -23,7 +23,7 @@ export * from './chunk/index.js'
 export * from './hash/index.js'
 export * from './similarity/index.js'
 export { chunkPath, openFileSource } from './fs/index.js'
-export type { SyncResult, SyncSummary, FileEvent, Action, SyncServer } from './sync/index.js'
+export type { SyncResult, SyncSummary, FileEvent, Action, KeptEvents, SyncServer } from './sync/index.js'
 export type { DeltaStats } from './delta/index.js'
 export type { SimilarityResult } from './fs/index.js'
 

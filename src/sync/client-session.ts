@@ -9,7 +9,7 @@ import type { Prefer, SyncPlan } from './two-way/reconcile.js'
 import { DsyncError } from '../errors.js'
 import { CLOSE, connectTransport, sessionWire, withBandwidthLimit, withIdleTimeout, type Role, type SessionOptions } from '../net/index.js'
 import { runReceiver } from './receiver.js'
-import { SyncReport, type FileEvent } from './report.js'
+import { SyncReport, type FileEvent, type KeptEvents } from './report.js'
 import { runSender } from './sender.js'
 import { withLocalTree } from './local-tree.js'
 import { TreeLock } from './tree-lock.js'
@@ -26,9 +26,9 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly remoteDsync?: string
   readonly signal: AbortSignal
   readonly onEvent?: (e: FileEvent) => void
-  /** keep `unchanged` events in the result's `events` (default true); false: only counted in
-   *  the summary (onEvent still sees each): a no-op of 1,000,000 files kept a million */
-  readonly keepUnchanged?: boolean
+  /** which events the result's `events` keeps (KeptEvents, default `all`); the summary counts
+   *  every one, and onEvent sees each */
+  readonly keepEvents?: KeptEvents
   /** bytes of files settled so far, bytes of all files listed so far */
   readonly onProgress?: (settledBytes: number, totalBytes: number) => void
   /** (push) each piece of file data sent, in bytes */
@@ -87,7 +87,7 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
   try {
     const run = (): Promise<SyncResult> =>
       withLocalTree(root, { create: role !== 'push', dryRun: options.dryRun }, async (tree, store) => {
-        const report = new SyncReport(o.onEvent, o.onProgress, o.keepUnchanged !== false)
+        const report = new SyncReport(o.onEvent, o.onProgress, o.keepEvents ?? 'all')
         const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, version: transport.version, ...(o.onNotice && { onNotice: o.onNotice }) }
         const started = Date.now()
         let plan: SyncPlan | undefined

@@ -62,11 +62,28 @@ export interface SyncSummary {
 
 const TRANSFER: ReadonlySet<Action> = new Set(['new', 'delta', 'whole'])
 
+/**
+ * Which events a report keeps in `events`; every event is counted for the summary and given to
+ * onEvent whichever it is. `all`; `changed`: all but `unchanged` (a no-op of 1,000,000 files
+ * kept a million); `exceptions`: only those a run must answer for by name (`error`, `kept`,
+ * `conflict`, `deleted`): a server needs no more of them (PeerBases.record), nor a command
+ * line that printed each as it came, and a first push of 200,000 files kept an event a file on
+ * both sides to the end.
+ */
+export type KeptEvents = 'all' | 'changed' | 'exceptions'
+
+const EXCEPTIONS: ReadonlySet<Action> = new Set(['error', 'kept', 'conflict', 'deleted'])
+
 /** Collects file events during a run and sums them up at the end. */
 export class SyncReport {
-  /** every event, but `unchanged` ones when not kept (`keepUnchanged`: they are counted) */
+  /** the events kept (see KeptEvents), in the order they came */
   readonly events: FileEvent[] = []
+  /** events of each action, kept or not */
+  readonly #counts = new Map<Action, number>()
+  /** unchanged files counted with no event (countUnchanged) */
   #unchanged = 0
+  #matchedBytes = 0
+  #literalBytes = 0
   #totalBytes = 0
   #settledBytes = 0
   #files = 0
@@ -76,21 +93,18 @@ export class SyncReport {
    * @param onEvent called with each file event as it happens (itemized output)
    * @param onProgress called with bytes of files settled so far and bytes of all files listed
    *   so far, whenever either grows (progress bars)
-   * @param keepUnchanged false: an `unchanged` event is counted (and given to onEvent), not
-   *   kept in `events`. A server keeps no event list for anyone: what it needs of the events are
-   *   the failed, kept and deleted paths (PeerBases.record) and its log line's counts. A no-op
-   *   of 1,000,000 files kept as many `unchanged` events on the server to the session's end.
+   * @param keep which events to keep in `events` (KeptEvents); all are counted
    */
   constructor(
     private readonly onEvent?: (e: FileEvent) => void,
     private readonly onProgress: (settledBytes: number, totalBytes: number) => void = () => {},
-    private readonly keepUnchanged = true,
+    private readonly keep: KeptEvents = 'all',
   ) {}
 
   /** Whether an `unchanged` file needs its own event (kept, or given to onEvent), or may be
    *  counted with others (countUnchanged). */
   get wantsEachUnchanged(): boolean {
-    return this.keepUnchanged || this.onEvent !== undefined
+    return this.keep === 'all' || this.onEvent !== undefined
   }
 
   /** Counts `files` unchanged files of `bytes` in all with no event each (!wantsEachUnchanged:
@@ -115,8 +129,12 @@ export class SyncReport {
   }
 
   add(e: FileEvent): void {
-    if (e.action === 'unchanged' && !this.keepUnchanged) this.#unchanged++
-    else this.events.push(e)
+    this.#counts.set(e.action, (this.#counts.get(e.action) ?? 0) + 1)
+    if (TRANSFER.has(e.action)) {
+      this.#matchedBytes += e.copiedBytes ?? 0
+      this.#literalBytes += e.literalBytes ?? 0
+    }
+    if (this.keep === 'all' || (this.keep === 'changed' ? e.action !== 'unchanged' : EXCEPTIONS.has(e.action))) this.events.push(e)
     this.onEvent?.(e)
     if (e.size !== undefined) {
       this.#settledBytes += e.size
@@ -125,23 +143,19 @@ export class SyncReport {
   }
 
   summary(wire: { bytesSent: number; bytesReceived: number }, durationMs: number): SyncSummary {
-    const count = (...actions: Action[]) => this.events.filter((e) => actions.includes(e.action)).length
-    const transferred = this.events.filter((e) => TRANSFER.has(e.action))
-    const sum = (f: (e: FileEvent) => number | undefined) => transferred.reduce((s, e) => s + (f(e) ?? 0), 0)
-    const copied = count('copy')
-    const conflicts = count('conflict', 'kept')
+    const count = (...actions: Action[]): number => actions.reduce((n, a) => n + (this.#counts.get(a) ?? 0), 0)
     const onWire = wire.bytesSent + wire.bytesReceived
     return {
       files: this.#files,
-      transferred: transferred.length,
-      copied,
+      transferred: count(...TRANSFER),
+      copied: count('copy'),
       unchanged: this.#unchanged + count('unchanged', 'meta'),
       deleted: count('deleted'),
-      conflicts,
+      conflicts: count('conflict', 'kept'),
       errors: count('error'),
       totalBytes: this.#totalBytes,
-      matchedBytes: sum((e) => e.copiedBytes),
-      literalBytes: sum((e) => e.literalBytes),
+      matchedBytes: this.#matchedBytes,
+      literalBytes: this.#literalBytes,
       wireBytesSent: wire.bytesSent,
       wireBytesReceived: wire.bytesReceived,
       speedup: onWire === 0 ? 0 : this.#totalBytes / onWire,

@@ -191,6 +191,8 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   offer.start()
 
   const paths = new Map<number, string>()
+  /** paths the receiver sent a result for */
+  const resulted = new Set<string>()
   /** what each file's chunk list said of it: its digest (the receiver expects it), size and mtime,
    *  until it is sent */
   const listedRecords = new Map<number, { digest: TargetCheck; size: number; mtimeMs: number }>()
@@ -812,7 +814,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         prehashes.delete(msg.id)
         listedRecords.delete(msg.id)
         if (unsettled.delete(msg.id) || was) sendBundleSoon()
-        if (msg.id === 0 || paths.has(msg.id)) d.report.add(eventFromResult(msg, stats.get(msg.id)))
+        if (msg.id === 0 || paths.has(msg.id)) {
+          d.report.add(eventFromResult(msg, stats.get(msg.id)))
+          resulted.add(msg.path)
+        }
       } else if (msg.t === 'done') {
         receiverDone = true
         // An exchange still open is one the receiver left (an older one sends no cancel): its
@@ -851,7 +856,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   // Unchanged files cost no message on the wire (a no-op sync stays small): they are the files
   // the receiver reported nothing about.
   // A file asked for is not unchanged: without a word on it from the receiver, say so.
-  const reported = new Set(d.report.events.map((e) => e.path))
+  // (The report may keep only some events: KeptEvents.)
+  const reported = resulted
+  for (const e of d.report.events) reported.add(e.path)
   const wanted = new Set(paths.values())
   let unchanged = 0
   let unchangedBytes = 0

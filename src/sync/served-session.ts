@@ -44,9 +44,9 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
     if (s.role === 'query') return answerServedQuery(channel, s, base, o)
     // A dry run creates nothing here either (no directory, no state folder): withLocalTree.
     await withLocalTree(base, { create: s.role !== 'pull', dryRun: s.options.dryRun }, async (tree, store) => {
-      // Push and pull keep no `unchanged` event (PeerBases.record reads the failed, kept and
-      // deleted ones; the log line counts); two-way sync keeps its events as they were.
-      const report = new SyncReport(undefined, undefined, s.role === 'sync')
+      // Push and pull keep only the events PeerBases.record reads (the failed, kept and deleted
+      // ones; the log line counts); two-way sync keeps its events as they were.
+      const report = new SyncReport(undefined, undefined, s.role === 'sync' ? 'all' : 'exceptions')
       const started = Date.now()
       const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options: s.options, report, signal: o.signal, version: s.version }
       // Push and pull keep this client replica's bases as sync does (PeerBases): a dry run keeps none.

@@ -92,8 +92,8 @@ export function sessionOptions(o: Partial<SessionOptions> = {}): SessionOptions 
   }
 }
 
-/** What push and pull return: every file event (`unchanged` ones only if kept: ClientOptions
- *  `keepUnchanged`, true by default) and the totals. */
+/** What push and pull return: the file events kept (ClientOptions `keepEvents`, all by
+ *  default) and the totals, which count every one. */
 export interface SyncResult {
   readonly events: readonly FileEvent[]
   readonly summary: SyncSummary

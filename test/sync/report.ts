@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SyncReport } from '../../src/sync/index.js'
+import { SyncReport, type FileEvent } from '../../src/sync/index.js'
 
 t.test('the summary counts each kind of event and the bytes behind them', async (t) => {
   const seen: string[] = []
@@ -21,20 +21,34 @@ t.test('the summary counts each kind of event and the bytes behind them', async 
   t.same(progress.at(-1), [1500, 1500], 'progress ends with every listed byte settled')
 })
 
-t.test('keepUnchanged false: unchanged events are counted and seen, not kept; every other event is', async (t) => {
-  const seen: string[] = []
-  const r = new SyncReport((e) => seen.push(`${e.action} ${e.path}`), undefined, false)
-  for (const size of [1, 2, 3, 4]) r.countFiles(1, size)
-  r.add({ path: 'a', action: 'unchanged', size: 1 })
-  r.add({ path: 'b', action: 'new', size: 2, copiedBytes: 0, literalBytes: 2 })
-  r.add({ path: 'c', action: 'unchanged', size: 3 })
-  r.add({ path: 'd', action: 'error', code: 'NOT_FOUND', message: 'gone' })
-  t.same(r.events.map((e) => e.path), ['b', 'd'], 'kept: all but the unchanged ones')
-  t.same(seen, ['unchanged a', 'new b', 'unchanged c', 'error d'], 'onEvent sees every event')
-  const s = r.summary({ bytesSent: 0, bytesReceived: 0 }, 0)
-  t.match(s, { files: 4, unchanged: 2, transferred: 1, errors: 1 })
-  const kept = new SyncReport()
-  kept.add({ path: 'a', action: 'unchanged', size: 1 })
-  t.equal(kept.events.length, 1, 'kept by default')
-  t.equal(kept.summary({ bytesSent: 0, bytesReceived: 0 }, 0).unchanged, 1)
+t.test('kept events: all, all but unchanged, or the exceptions alone; every one counted and seen', async (t) => {
+  const events = [
+    { path: 'a', action: 'unchanged', size: 1 },
+    { path: 'b', action: 'new', size: 2, copiedBytes: 0, literalBytes: 2 },
+    { path: 'c', action: 'unchanged', size: 3 },
+    { path: 'd', action: 'error', code: 'NOT_FOUND', message: 'gone' },
+    { path: 'e', action: 'delta', seed: 'x', similarity: 0.8, size: 4, copiedBytes: 3, literalBytes: 1 },
+    { path: 'f', action: 'kept', code: 'CHANGED_ON_RECEIVER', size: 5 },
+    { path: 'g', action: 'conflict', conflictCopy: 'g.c', size: 6 },
+    { path: 'h', action: 'deleted' },
+    { path: 'i', action: 'meta', size: 7 },
+  ] as const satisfies readonly FileEvent[]
+  for (const [keep, kept] of [
+    ['all', 'abcdefghi'],
+    ['changed', 'bdefghi'],
+    ['exceptions', 'dfgh'],
+  ] as const) {
+    const seen: string[] = []
+    const r = new SyncReport((e) => seen.push(e.path), undefined, keep)
+    r.countFiles(7, 28)
+    for (const e of events) r.add(e)
+    r.countUnchanged(10, 100)
+    t.equal(r.events.map((e) => e.path).join(''), kept, `${keep}: ${kept} kept`)
+    t.equal(seen.join(''), 'abcdefghi', `${keep}: onEvent sees every event`)
+    t.match(r.summary({ bytesSent: 0, bytesReceived: 0 }, 0), {
+      files: 7, transferred: 2, copied: 0, unchanged: 13, deleted: 1, conflicts: 2, errors: 1, matchedBytes: 3, literalBytes: 3,
+    }, `${keep}: the same summary`)
+  }
+  t.equal(new SyncReport(undefined, undefined, 'changed').wantsEachUnchanged, false, 'unchanged files may be counted in bulk when not kept nor seen')
+  t.equal(new SyncReport(() => undefined, undefined, 'exceptions').wantsEachUnchanged, true, 'but not when each is seen')
 })

@@ -43,8 +43,9 @@ export async function runSync(kind: SyncKind, local: string, url: string, o: Syn
     ...(o.bwlimit && { bytesPerSecond: o.bwlimit }),
     ...(o.compressLevel !== undefined && { compressLevel: o.compressLevel }),
     ...(kind === 'sync' && { prefer: o.prefer ?? 'keep-both', propagateDeletes: o.deletions !== false, ...(o.machine !== undefined && { machine: o.machine }) }),
-    // --json prints every event; the rest of the output counts them (two-way's line by side).
-    keepUnchanged: o.json === true || kind === 'sync',
+    // --json prints every event, and two-way's output counts them by side; the rest of the
+    // output was printed as they came, and counts them but for the kept ones (below).
+    keepEvents: o.json === true || kind === 'sync' ? 'all' : 'exceptions',
     onEvent: (e: FileEvent) => {
       if (!itemize(e)) return
       live.line(formatEvent(e))

@@ -77,6 +77,15 @@ export class PeerBases {
     const failed = new Set(events.filter((e) => e.action === 'error' || e.action === 'kept').map((e) => e.path))
     const pairs = this.store.pairBases()
     let changes = new Map<string, PairBase | null>()
+    /** folders walked since the last write, noted with it (as the receiver notes its bases'
+     *  covers, #recordImplied); none when a file of the session failed: the folder it is in
+     *  keeps its old base, not its entry */
+    let covers: [string, Uint8Array][] = []
+    const write = async (): Promise<void> => {
+      await pairs.update(this.replica, changes, failed.size === 0 ? covers : [])
+      changes = new Map()
+      covers = []
+    }
     const note = async (e: FileEntry): Promise<void> => {
       if (failed.has(e.path)) return
       const base = baseOf(e)
@@ -88,12 +97,9 @@ export class PeerBases {
       // transaction of them all (the server's peak 499 MB). Each path's base is the last
       // sync's or this one's, both of which its two sides once agreed on; a crash in between
       // leaves some of each, as a crash before the record left all the old.
-      if (changes.size < RECORD_BATCH) return
-      await pairs.update(this.replica, changes)
-      changes = new Map()
+      if (changes.size >= RECORD_BATCH) await write()
     }
     for (const e of this.#listed.values()) await note(e)
-    const covers: [string, Uint8Array][] = []
     const walk = async (dir: string, summary: TreeSummary): Promise<void> => {
       const hash = summary.hash(dir)! // a summary stood for it
       if (pairs.covered(this.replica, dir, hash)) return
@@ -105,8 +111,6 @@ export class PeerBases {
     }
     for (const { dir, summary } of this.#stoodFor) await walk(dir, summary)
     for (const e of events) if (e.action === 'deleted' && this.#old(e.path) !== undefined) changes.set(e.path, null)
-    // A file that failed under a folder keeps its old base: that folder's bases are not its
-    // entries.
-    await pairs.update(this.replica, changes, failed.size === 0 ? covers : [])
+    await write()
   }
 }

@@ -1,7 +1,7 @@
 import type { Database, RootDatabase } from 'lmdb'
 import { ensureData } from '../errors.js'
-import { ancestorDirs } from '../fs/index.js'
-import { digestBytes, parseFileDigest, randomHex } from '../hash/index.js'
+import { parseFileDigest, randomHex } from '../hash/index.js'
+import { FolderCovers, type FolderSummary } from './folder-covers.js'
 import type { FileDigest } from '../types.js'
 
 /**
@@ -25,18 +25,8 @@ const KINDS = ['file', 'dir', 'symlink'] as const
 
 /** The replica id of a tree: 32 hex digits made once (`replica` in the store's meta). */
 const REPLICA_KEY = 'replica'
-/** meta keys `pairCover/<peer>`: the generation of the covers with that peer (PairBases.covered);
- *  builds before the folder covers removed it at every change, voiding them */
+/** meta keys `pairCover/<peer>`: the generation of the covers with that peer (FolderCovers) */
 const COVER_PREFIX = 'pairCover/'
-/** Folders up to this many UTF-16 units are their own cover key; longer ones by their SHA-256
- *  (lmdb keys stop at 1978 bytes). */
-const MAX_PLAIN_COVER_DIR = 512
-
-/** The `pair-covers` key of `dir` ('' the root) with `peer`. */
-function coverKey(peer: string, dir: string): string {
-  return `${peer}/${dir.length <= MAX_PLAIN_COVER_DIR ? dir : `\0${digestBytes(Buffer.from(dir))}`}`
-}
-
 
 /**
  * The pair bases of one tree, for every peer replica it syncs with, in the store's lmdb
@@ -47,13 +37,13 @@ function coverKey(peer: string, dir: string): string {
 export class PairBases {
   readonly #db: Database<Stored, string>
   readonly #meta: Database<string, string>
-  /** `peer/folder` → `generation summary` (covered) */
-  readonly #covers: Database<string, string>
+  /** every peer's folder covers, each under its peer (FolderCovers' scope) */
+  readonly #covers: Database<string, Buffer>
 
   constructor(private readonly env: RootDatabase) {
     this.#db = env.openDB({ name: 'pair-bases', keyEncoding: 'ordered-binary' })
     this.#meta = env.openDB({ name: 'meta' })
-    this.#covers = env.openDB({ name: 'pair-covers', keyEncoding: 'ordered-binary', encoding: 'string' })
+    this.#covers = env.openDB({ name: 'pair-covers', keyEncoding: 'binary', encoding: 'string' })
   }
 
   /** This tree's replica id, made (and stored) the first time it is asked for: `proposed` when
@@ -97,46 +87,28 @@ export class PairBases {
    *  the covers of the folders they are in go (see covered); then, in it too, the `covers` of
    *  folders whose bases are now their entries are noted (one commit, not two, while the
    *  session still holds the tree). */
-  async update(peer: string, changes: ReadonlyMap<string, PairBase | null>, covers: readonly (readonly [string, Uint8Array])[] = []): Promise<void> {
+  async update(peer: string, changes: ReadonlyMap<string, PairBase | null>, covers: readonly FolderSummary[] = []): Promise<void> {
     if (changes.size === 0 && covers.length === 0) return
+    const folders = this.#coversOf(peer)
     await this.env.childTransaction(() => {
-      const uncovered = new Set<string>()
       for (const [path, base] of changes) {
         if (base === null) this.#db.remove(`${peer}/${path}`)
         else this.#db.put(`${peer}/${path}`, encode(base))
-        for (const dir of ancestorDirs(path)) {
-          if (uncovered.has(dir)) break // and every folder above it
-          uncovered.add(dir)
-          this.#covers.remove(coverKey(peer, dir))
-        }
       }
-      if (covers.length > 0) this.#cover(peer, covers)
+      folders.uncover(changes.keys())
+      if (covers.length > 0) folders.cover(covers)
     })
   }
 
-  /**
-   * Whether the bases with `peer` of everything under `dir` ('' the root) were set from a
-   * folder whose summary (§4.9) was `summary` (update's covers), with none of them changed since: a
-   * session that finds the folder so again has nothing there to write. A no-op of 1,000,000
-   * files read a million bases to learn that, and a change in one folder made the next two
-   * sessions read them all.
-   */
+  /** Whether the bases with `peer` of everything under `dir` ('' the root) were set from a
+   *  folder whose summary (§4.9) was `summary` (update's covers), with none of them changed
+   *  since (FolderCovers): a session that finds the folder so again has nothing there to write. */
   covered(peer: string, dir: string, summary: Uint8Array): boolean {
-    const generation = this.#meta.get(`${COVER_PREFIX}${peer}`)
-    return generation !== undefined && this.#covers.get(coverKey(peer, dir)) === `${generation} ${Buffer.from(summary).toString('hex')}`
+    return this.#coversOf(peer).covered(dir, summary)
   }
 
-  /** Notes, for each folder, that the bases with `peer` of everything under it are its entries,
-   *  the folder's summary being the one given (see covered). Inside a transaction. */
-  #cover(peer: string, dirs: readonly (readonly [string, Uint8Array])[]): void {
-    let generation = this.#meta.get(`${COVER_PREFIX}${peer}`)
-    if (generation === undefined) {
-      // The covers noted before are of no use now: they go.
-      for (const key of this.#covers.getKeys({ start: `${peer}/`, end: `${peer}0` })) this.#covers.remove(key)
-      generation = randomHex(8)
-      this.#meta.put(`${COVER_PREFIX}${peer}`, generation)
-    }
-    for (const [dir, summary] of dirs) this.#covers.put(coverKey(peer, dir), `${generation} ${Buffer.from(summary).toString('hex')}`)
+  #coversOf(peer: string): FolderCovers {
+    return new FolderCovers(this.#covers, this.#meta, `${COVER_PREFIX}${peer}`, peer)
   }
 }
 

@@ -4,11 +4,12 @@ import type { Database, RootDatabase } from 'lmdb'
 import type { ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { requirePackage } from '../packages.js'
-import { ancestorDirs, checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
-import { digestBytes, randomHex } from '../hash/index.js'
+import { checkRelPath, comparePaths, fsError, STATE_DIR_NAME } from '../fs/index.js'
 import type { Chunk, FileDigest, Fingerprint } from '../types.js'
 import { type Candidate, rankCandidates } from './candidates.js'
 import { ContentIndex } from './content-index.js'
+import { FolderCovers, type FolderSummary } from './folder-covers.js'
+import { pathKey } from './path-key.js'
 import { type FileRecord, decodeRecord, decodeRecordMeta, encodeRecord } from './record-codec.js'
 import { SketchIndex } from './sketch-index.js'
 import { baseHasStat, decodeBase, encodeBase, type SyncBase } from './sync-base.js'
@@ -19,31 +20,8 @@ export const STORE_FILE_NAME = 'state.mdb'
 
 /** Bump when the layout of any database changes: a store of another schema is rebuilt. */
 const SCHEMA = 1
-/**
- * meta key: the generation of the bases' covers (Store.covered): they count only while it is
- * there. Removed where the bases are reset, and by builds before the covers on every base
- * write (the key held their one cover, of the whole tree): a cover noted before such a write
- * is then of no use, never wrong.
- */
+/** meta key: the generation of the bases' covers (FolderCovers) */
 const BASES_COVER_KEY = 'basesCover'
-/** Paths up to this many UTF-8 bytes are their own key; longer ones (up to 4096) are keyed by
- *  their SHA-256, because lmdb keys stop at 1978 bytes. */
-const MAX_PLAIN_KEY_BYTES = 1024
-
-/** The store key of a path: its UTF-8 bytes, or 0x00 + SHA-256 when long (no path starts with NUL). */
-function pathKey(path: string): Buffer {
-  const plain = Buffer.from(path)
-  if (plain.length <= MAX_PLAIN_KEY_BYTES) return plain
-  return Buffer.concat([Buffer.of(0), Buffer.from(digestBytes(plain), 'hex')])
-}
-
-/** The key of a directory's cover ('' the root): a key of its own kind ('/' first, which no
- *  path has), as long paths are keyed. */
-function coverKey(dir: string): Buffer {
-  return pathKey(`/${dir}`)
-}
-
-
 function storeError(dir: string, doing: string, cause: unknown): DsyncError {
   const why = cause instanceof Error ? cause.message : String(cause)
   const what = `${dir}: cannot ${doing} the state store: ${why}`
@@ -89,8 +67,7 @@ export class Store {
   readonly #records: Database<Buffer, Buffer>
   readonly #paths: Database<string, number>
   readonly #bases: Database<Buffer, Buffer>
-  /** directory → `generation summary` (Store.covered) */
-  readonly #covers: Database<string, Buffer>
+  readonly #covers: FolderCovers
   readonly #index: ContentIndex
   #sketches: SketchIndex | undefined
   #pairBases: PairBases | undefined
@@ -102,7 +79,7 @@ export class Store {
     this.#records = env.openDB({ name: 'records', keyEncoding: 'binary', encoding: 'binary' })
     this.#paths = env.openDB({ name: 'paths', keyEncoding: 'uint32', encoding: 'string' })
     this.#bases = env.openDB({ name: 'bases', keyEncoding: 'binary', encoding: 'binary' })
-    this.#covers = env.openDB({ name: 'base-covers', keyEncoding: 'binary', encoding: 'string' })
+    this.#covers = new FolderCovers(env.openDB({ name: 'base-covers', keyEncoding: 'binary', encoding: 'string' }), this.#meta, BASES_COVER_KEY)
     this.#index = new ContentIndex(
       env.openDB({ name: 'fingerprints', keyEncoding: 'binary', dupSort: true, encoding: 'ordered-binary' }),
       env.openDB({ name: 'digests', keyEncoding: 'binary', dupSort: true, encoding: 'ordered-binary' }),
@@ -144,8 +121,7 @@ export class Store {
       this.#paths.clearSync()
       this.#index.clear()
       if (this.#meta.get('schema') !== SCHEMA) this.#bases.clearSync()
-      this.#meta.remove(BASES_COVER_KEY)
-      this.#covers.clearSync()
+      this.#covers.clear()
       this.#meta.put('schema', SCHEMA)
       this.#meta.put('layout', key)
     })
@@ -193,7 +169,7 @@ export class Store {
       this.#records.put(key, encodeRecord(rec, id, opts.racy === true))
       if (opts.base === true) {
         this.#bases.put(key, encodeBase({ digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs }))
-        this.#uncover([rec.path])
+        this.#covers.uncover([rec.path])
       }
     })
   }
@@ -241,13 +217,13 @@ export class Store {
   /** setBase for many paths, in one transaction; then, in it too, notes the `covers` of folders
    *  whose every base is now seen to (see covered): one commit where two took the tree's lock
    *  longer after a session (the next push waited for it in the demo's back-to-back pushes). */
-  async setBases(bases: readonly (readonly [string, SyncBase])[], covers: readonly (readonly [string, Uint8Array])[] = []): Promise<void> {
+  async setBases(bases: readonly (readonly [string, SyncBase])[], covers: readonly FolderSummary[] = []): Promise<void> {
     for (const [path] of bases) checkRelPath(path)
     if (bases.length === 0 && covers.length === 0) return
     return this.#write('base', `${bases.length} files`, () => {
       for (const [path, base] of bases) this.#bases.put(pathKey(path), encodeBase(base))
-      this.#uncover(bases.map(([path]) => path))
-      if (covers.length > 0) this.#cover(covers)
+      this.#covers.uncover(bases.map(([path]) => path))
+      if (covers.length > 0) this.#covers.cover(covers)
     })
   }
 
@@ -255,53 +231,23 @@ export class Store {
     checkRelPath(path)
     return this.#write('base', path, () => {
       this.#bases.put(pathKey(path), encodeBase(base))
-      this.#uncover([path])
+      this.#covers.uncover([path])
     })
   }
 
   deleteBase(path: string): Promise<void> {
     return this.#write('base', path, () => {
       this.#bases.remove(pathKey(path))
-      this.#uncover([path])
+      this.#covers.uncover([path])
     })
   }
 
-  /**
-   * Whether every file under `dir` ('' the root) had its base at its size and mtime when the
-   * directory's summary (§4.9) was `summary` (setBases' covers), with no base under it written or
-   * removed since. A session that finds `dir` the same as its sender's, with this summary, has
-   * no base under it to record: a no-op of 1,000,000 files read a million bases to learn that
-   * (~25 MB of lmdb pages in the server's memory), and a change in one folder made the next
-   * no-op read them all again.
-   */
+  /** Whether every file under `dir` ('' the root) had its base at its size and mtime when the
+   *  folder's summary (§4.9) was `summary` (setBases' covers), with none written since
+   *  (FolderCovers). A session that finds `dir` the same as its sender's, so, has no base under
+   *  it to record. */
   covered(dir: string, summary: Uint8Array): boolean {
-    const generation = this.#meta.get(BASES_COVER_KEY)
-    return generation !== undefined && this.#covers.get(coverKey(dir)) === `${generation} ${Buffer.from(summary).toString('hex')}`
-  }
-
-  /** Notes, for each directory, that every file under it has its base, the directory's
-   *  summary being the one given (see covered). Inside a write. */
-  #cover(dirs: readonly (readonly [string, Uint8Array])[]): void {
-    let generation = this.#meta.get(BASES_COVER_KEY)
-    if (generation === undefined) {
-      // Every cover noted so far is of no use now: they go (a tree's folders come and go).
-      this.#covers.clearSync()
-      generation = randomHex(8)
-      this.#meta.put(BASES_COVER_KEY, generation)
-    }
-    for (const [dir, summary] of dirs) this.#covers.put(coverKey(dir), `${generation} ${Buffer.from(summary).toString('hex')}`)
-  }
-
-  /** A base under these paths is written or removed: the covers of the folders they are in go. */
-  #uncover(paths: readonly string[]): void {
-    const seen = new Set<string>()
-    for (const path of paths) {
-      for (const dir of ancestorDirs(path)) {
-        if (seen.has(dir)) break // and so are all above it
-        seen.add(dir)
-        this.#covers.remove(coverKey(dir))
-      }
-    }
+    return this.#covers.covered(dir, summary)
   }
 
   /** Paths (current records) whose whole content has this digest, in comparePaths order. Exact. */

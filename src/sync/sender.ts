@@ -191,8 +191,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   offer.start()
 
   const paths = new Map<number, string>()
-  /** paths the receiver sent a result for */
-  const resulted = new Set<string>()
+  /** paths the receiver sent a result for, and (at the end) those of this side's own events:
+   *  the report may keep only some events (KeptEvents) */
+  const reported = new Set<string>()
   /** what each file's chunk list said of it: its digest (the receiver expects it), size and mtime,
    *  until it is sent */
   const listedRecords = new Map<number, { digest: TargetCheck; size: number; mtimeMs: number }>()
@@ -816,7 +817,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         if (unsettled.delete(msg.id) || was) sendBundleSoon()
         if (msg.id === 0 || paths.has(msg.id)) {
           d.report.add(eventFromResult(msg, stats.get(msg.id)))
-          resulted.add(msg.path)
+          reported.add(msg.path)
         }
       } else if (msg.t === 'done') {
         receiverDone = true
@@ -856,8 +857,6 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   // Unchanged files cost no message on the wire (a no-op sync stays small): they are the files
   // the receiver reported nothing about.
   // A file asked for is not unchanged: without a word on it from the receiver, say so.
-  // (The report may keep only some events: KeptEvents.)
-  const reported = resulted
   for (const e of d.report.events) reported.add(e.path)
   const wanted = new Set(paths.values())
   let unchanged = 0

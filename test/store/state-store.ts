@@ -87,7 +87,7 @@ t.test('a folder\'s cover of the bases holds until a base under it is written or
   t.notOk(pairs.covered('peer1', 'z', h(4)), 'a removal too')
   t.ok(covers.every(([dir, hash]) => pairs.covered('peer2', dir, hash)), 'another peer\'s stay')
   t.notOk(pairs.covered('peer2', 'a', h(9)), 'a pair cover is of one summary')
-  const long = `${'d'.repeat(200)}/${'e'.repeat(200)}/${'f'.repeat(200)}`
+  const long = Array.from({ length: 5 }, (_, i) => `${i}`.padEnd(250, 'd')).join('/') // over 1024 bytes: keyed by its hash
   await pairs.update('peer2', new Map(), [[long, h(5)]])
   t.ok(pairs.covered('peer2', long, h(5)), 'a long folder\'s cover, keyed by its hash')
   await pairs.update('peer2', new Map([[`${long}/x`, base]]))

@@ -16,6 +16,7 @@ export {
   compare,
 } from './metrics.js'
 export { type KeyedWeight } from './lcs.js'
+export { TopAnchors } from './top-anchors.js'
 export {
   type Sketch,
   SketchBuilder,

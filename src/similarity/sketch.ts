@@ -74,7 +74,7 @@ export const DENSE_LEVEL = 9
 export const MAX_ANCHORS = 1 << 20
 
 /** Bits of h(p − 32) kept: the long key uses 21 (sketch-estimate.ts); 3 bytes on the wire. */
-const PRIOR_MASK = 0xffffff
+export const PRIOR_MASK = 0xffffff
 
 /** `centred` of an anchor with no 32 bytes after it (the file ends first): matches nothing. */
 export const NO_AHEAD = 0xffffffff
@@ -134,7 +134,7 @@ export interface SketchOptions {
 
 /** Pieces shorter than this go through the JS loop: the kernel copies each piece and its ring in
  *  and out, and small files sample nearly every byte while their level rises. */
-const KERNEL_MIN_BYTES = 4096
+export const KERNEL_MIN_BYTES = 4096
 
 export class SketchBuilder {
   readonly #exact: boolean

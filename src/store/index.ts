@@ -7,7 +7,7 @@ export { SAMPLE_MODULUS, MIN_HASHES, passesSample, sampleFingerprints, sampleChu
 export { MAX_POSTINGS } from './content-index.js'
 export { readRecord, type ReadResult } from './read-record.js'
 export { isBase, sameMtime, type FileVersion, type SyncBase } from './sync-base.js'
-export { SketchIndex, POSTED_MIN, POSTED_BYTES, MAX_SKETCH_POSTINGS, INDEX_ANCHORS, INDEX_DENSE_LEVEL, indexedSketch, probeAnchorKeys, type IndexedSketch } from './sketch-index.js'
+export { SketchIndex, POSTED_MIN, POSTED_BYTES, MAX_SKETCH_POSTINGS, INDEX_ANCHORS, INDEX_DENSE_LEVEL, indexedSketch, probeAnchorKeys, probeAnchorFinder, type IndexedSketch } from './sketch-index.js'
 export { type SketchScanResult, updateSketchIndex } from './sketch-scan.js'
 export { type SimilarFile, findSimilar, metricOf } from './similar-files.js'
 export { type SimilarPair, type SimilarGroup, groupSimilar } from './similar-groups.js'

@@ -1,6 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb'
 import { DsyncError } from '../errors.js'
-import { atLevel, decodeSketch, encodeSketch, type Sketch } from '../similarity/index.js'
+import { atLevel, decodeSketch, encodeSketch, TopAnchors, type Sketch } from '../similarity/index.js'
 
 /**
  * sif's index (Manber 1994, §3–4) over similarity sketches: path → (size, mtime, sketch), and an
@@ -82,6 +82,12 @@ export function probeAnchorKeys(s: Sketch, n: number): number[] {
     if (keys.size === n) break
   }
   return [...keys]
+}
+
+/** What finds probeAnchorKeys(sketch of a file, n) from the file's bytes, fed to it in order,
+ *  without building the sketch (a probe needs only these keys: TopAnchors says why). */
+export function probeAnchorFinder(n: number, opts: { kernel?: 'wasm' | 'js' } = {}): TopAnchors {
+  return new TopAnchors(n, postingKey, opts)
 }
 
 /** The keys a file is posted under: those of its highest anchors (probeAnchorKeys' order). */

@@ -8,9 +8,9 @@ import { lstatSync } from 'node:fs'
 import { fsError, memorySeedReader, openFileSource, openSeedReader, readRegular, resolveInside, unchangedWhileRead, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
-import { POSTED_BYTES, probeAnchorKeys, sampleChunks, type FileRecord } from '../store/index.js'
+import { POSTED_BYTES, probeAnchorFinder, sampleChunks, type FileRecord } from '../store/index.js'
 import { digestBytes } from '../hash/index.js'
-import { encodeSketchWithin, sketchBytes, sketchStream } from '../similarity/index.js'
+import { encodeSketchWithin, sketchStream } from '../similarity/index.js'
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
 import { ListOffer } from './list-offer.js'
@@ -662,14 +662,17 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
     }
     postList(msg.id, rec)
   }
-  /** A probe's anchors (PROTOCOL.md §4.6): the sketch's top posting keys, from the bytes read
-   *  for the file's record when they are still kept, else read again; undefined when the file
-   *  cannot be read now (the probe goes without them). */
+  /** A probe's anchors (PROTOCOL.md §4.6): the sketch's top posting keys (found without the
+   *  sketch: probeAnchorFinder), from the bytes read for the file's record when they are still
+   *  kept, else read again; undefined when the file cannot be read now (the probe goes without
+   *  them). */
   const sketchAnchors = async (path: string, n: number): Promise<number[] | undefined> => {
     try {
+      const top = probeAnchorFinder(n)
       const kept = files.keptContent(path)
-      const sketch = kept !== undefined ? sketchBytes(kept) : await sketchStream(openFileSource(await resolveInside(d.root, path), { signal, noFollow: true }))
-      return probeAnchorKeys(sketch, n)
+      if (kept !== undefined) top.update(kept)
+      else for await (const piece of openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })) top.update(piece)
+      return top.finish()
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED') throw err
       return undefined // Policy: no anchors; the keys alone, as an older sender's probe.

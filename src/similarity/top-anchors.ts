@@ -1,0 +1,127 @@
+import { GEAR } from '../chunk/index.js'
+import { KERNEL_MIN_BYTES, LONG_WINDOW, PRIOR_MASK, SHORT_WINDOW, type SketchOptions } from './sketch.js'
+import { gearKernel } from './sketch-wasm.js'
+
+/**
+ * A file's `n` highest anchors, by key, without its sketch: what a probe sends (PROTOCOL.md §4.6,
+ * `anchors`: sketch-index.ts probeAnchorKeys of the file's sketch). The same Gear loop as
+ * SketchBuilder's format 1 (sketch.ts) and the same order, a position's h by leading zero bits
+ * then by value then by place, so the keys are the same (test/similarity/top-anchors.ts checks
+ * it against the sketch on text, random bytes, runs, short periods and any split). One
+ * difference: a sketch's level rises with its count of anchors, repeats included, so the sketch
+ * of a period of a few bytes can end above all but k < n of its keys and give only those; this
+ * gives them first, then the next highest (keys the receiver looks up and may not find).
+ *
+ * Why: the sketch keeps ~2,048 anchors a MiB, each stopping the WebAssembly loop and added in
+ * JavaScript, and a probe reads 8 of them. Here the loop stops only at positions that can still
+ * be among the highest: the level rises as soon as n keys stand above it. 1 MiB of random bytes,
+ * by hand: sketch and keys 5.3–7.4 ms, the loop alone at level 16 1.9 ms.
+ *
+ * Memory: one entry per distinct key above the level (about 2n); a file built so that most of
+ * its anchors share one level and differ (its own sender's file: it costs only that sender)
+ * holds more.
+ */
+export class TopAnchors {
+  readonly #n: number
+  readonly #key: (short: number, prior: number) => number
+  readonly #kernel: ReturnType<typeof gearKernel>
+  /** anchors kept have h with at least this many leading zero bits */
+  #level = 0
+  /** key → the best placed anchor with that key: [short, prior, place] */
+  readonly #best = new Map<number, [number, number, number]>()
+  /** #best's size at which the level is next looked at (doubling: each look costs its size) */
+  #nextLook: number
+  readonly #ring = new Int32Array(SHORT_WINDOW)
+  #h = 0
+  #pos = 0
+
+  /** `key`: an anchor's key from its h and prior (the index's posting key). `kernel` as for a
+   *  sketch (tests run both). */
+  constructor(n: number, key: (short: number, prior: number) => number, opts: Pick<SketchOptions, 'kernel'> = {}) {
+    this.#kernel = opts.kernel === 'js' ? undefined : gearKernel()
+    if (opts.kernel === 'wasm' && this.#kernel === undefined) throw new Error('the WebAssembly sketch kernel is not available in this runtime')
+    this.#n = n
+    this.#key = key
+    this.#nextLook = 2 * n
+  }
+
+  /** Feeds the next bytes of the file. `data` is not kept. */
+  update(data: Uint8Array): void {
+    const kernel = this.#kernel
+    let at = 0
+    // JavaScript for the file's first positions (no anchor there) and while the level is low
+    // (nearly every position passes: the kernel would stop at each), as SketchBuilder does.
+    while (at < data.length && (kernel === undefined || this.#pos < LONG_WINDOW - 1 || this.#level < KERNEL_LEVEL)) {
+      const n = kernel === undefined ? data.length - at : Math.min(data.length - at, this.#pos < LONG_WINDOW - 1 ? LONG_WINDOW - 1 - this.#pos : KERNEL_MIN_BYTES)
+      this.#feedJs(data.subarray(at, at + n))
+      at += n
+    }
+    if (at === data.length) return
+    const rest = data.subarray(at)
+    if (kernel === undefined || rest.length < KERNEL_MIN_BYTES) return this.#feedJs(rest)
+    const pos = this.#pos
+    this.#h = kernel.feed(rest, pos, this.#h, this.#ring, () => maskOf(this.#level), (i, h, prior) => this.#add(h >>> 0, prior & PRIOR_MASK, pos + i))
+    this.#pos = pos + rest.length
+  }
+
+  #feedJs(data: Uint8Array): void {
+    const ring = this.#ring
+    let h = this.#h
+    let pos = this.#pos
+    let mask = maskOf(this.#level)
+    for (let i = 0; i < data.length; i++, pos++) {
+      h = ((h << 1) + GEAR[data[i]!]!) | 0
+      const slot = pos & (SHORT_WINDOW - 1)
+      const prior = ring[slot]!
+      ring[slot] = h
+      if ((h & mask) === 0 && pos >= LONG_WINDOW - 1) {
+        this.#add(h >>> 0, prior & PRIOR_MASK, pos)
+        mask = maskOf(this.#level)
+      }
+    }
+    this.#h = h
+    this.#pos = pos
+  }
+
+  #add(short: number, prior: number, place: number): void {
+    const key = this.#key(short, prior)
+    const old = this.#best.get(key)
+    // A key seen again keeps its best place (keys of other anchors can coincide by chance).
+    if (old !== undefined && !before(short, place, old[0], old[2])) return
+    this.#best.set(key, [short, prior, place])
+    if (this.#best.size >= this.#nextLook) this.#raise()
+  }
+
+  /** Raises the level while n keys stand above it. */
+  #raise(): void {
+    for (;;) {
+      let above = 0
+      for (const [short] of this.#best.values()) if (Math.clz32(short) > this.#level) above++
+      if (above < this.#n || this.#level >= 32) break
+      this.#level++
+      for (const [key, [short]] of this.#best) if (Math.clz32(short) < this.#level) this.#best.delete(key)
+    }
+    this.#nextLook = Math.max(2 * this.#n, 2 * this.#best.size)
+  }
+
+  /** The keys of the n highest anchors (fewer when the file has fewer), highest first. */
+  finish(): number[] {
+    const ranked = [...this.#best].sort(([, a], [, b]) => (before(a[0], a[2], b[0], b[2]) ? -1 : 1))
+    return ranked.slice(0, this.#n).map(([key]) => key)
+  }
+}
+
+/** From this level on the WebAssembly loop takes over (~1 position in 256 stops it). */
+const KERNEL_LEVEL = 8
+
+function maskOf(level: number): number {
+  return level === 0 ? 0 : (-1 << (32 - level)) | 0
+}
+
+/** Whether the anchor (short, place) ranks before (short2, place2): more leading zero bits,
+ *  then the smaller h, then the earlier place (probeAnchorKeys' order). */
+function before(short: number, place: number, short2: number, place2: number): boolean {
+  const z = Math.clz32(short) - Math.clz32(short2)
+  if (z !== 0) return z > 0
+  return short !== short2 ? short < short2 : place < place2
+}

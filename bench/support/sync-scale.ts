@@ -117,8 +117,9 @@ function flushDisks(): void {
 /** A tree's dsync state (file records, chunk lists): without it a sync is a first sync. */
 const forgetState = (tree: string): Promise<void> => removeTree(join(tree, STATE_DIR_NAME))
 
-/** Runs `tool` on case `c` (setup, `runs` measured syncs each checked), leaves no receiver behind. */
-async function measureScale(tool: Tool, c: ScaleCase, data: string, tmp: string, servers: Servers, runs: number): Promise<ScaleResult> {
+/** Runs `tool` on case `c` (setup, `runs` measured syncs each checked). The fresh receivers
+ *  of its runs go into `leftovers`, for the caller to remove once every tool has run the case. */
+async function measureScale(tool: Tool, c: ScaleCase, data: string, tmp: string, servers: Servers, runs: number, leftovers: string[]): Promise<ScaleResult> {
   const dir = `${c.id}-${tool.id}`.replace(/\W+/g, '-')
   const { path: recv, url } = receiverOf(tool, servers, dir)
   // Only an edited sender needs its own copy; the others read the generated data in place.
@@ -132,15 +133,16 @@ async function measureScale(tool: Tool, c: ScaleCase, data: string, tmp: string,
     if (r.error !== '') failure ||= `unmeasured first sync failed: ${r.error}`
   }
   const measured: Measured[] = []
-  // A fresh receiver is a new folder per run, all removed after the last: deleting the last
-  // run's 20,000 files just before the next run made ext4 slow to create files (it passes over
-  // recently freed inodes: `recently_deleted` in `perf`), which weighed on whichever tool came
-  // next (rsync -a's push 20k 0.94 s in one run, 3.2–7.3 s in others).
-  const fresh: string[] = []
+  // A fresh receiver is a new folder per run, all removed once every tool has run the case:
+  // deleting 20,000 files just before a run made ext4 slow to create files for about a minute
+  // (it passes over recently freed inodes: `recently_deleted` in `perf`), which weighed on
+  // whichever tool came next (rsync -a's push 20k 0.94 s in one run, 3.2–7.3 s in others). Removed
+  // after each tool's runs, they weighed on the tools after the first: dsync, last, spent 1.7–3.1
+  // of its server's ~12 s in `open` (2026-11-27, by hand).
   for (let i = 0; i < runs; i++) {
     const target = c.eachRun === 'fresh' ? receiverOf(tool, servers, `${dir}-run${i}`) : { path: recv, url }
     if (c.eachRun === 'fresh') {
-      fresh.push(target.path)
+      leftovers.push(target.path)
       await Promise.all([removeTree(target.path), forgetState(send)])
     }
     if (c.eachRun === 'forget') await Promise.all([forgetState(recv), forgetState(send)])
@@ -154,7 +156,7 @@ async function measureScale(tool: Tool, c: ScaleCase, data: string, tmp: string,
     const diff = await treeDiff(send, target.path)
     if (diff !== '') failure ||= `receiver != sender: ${diff}`
   }
-  await Promise.all([recv, ...fresh].map((p) => removeTree(p)))
+  await removeTree(recv)
   await (c.edit ? removeTree(send) : forgetState(send))
   const med = (f: (m: Measured) => number): number => median(measured.map(f))
   return {
@@ -194,7 +196,9 @@ export async function runScale(
       console.log(`  generated ${c.data.key} in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
     }
     const results: ScaleResult[] = []
-    for (const tool of tools) results.push(await measureScale(tool, c, data, tmp, servers, runs))
+    const leftovers: string[] = []
+    for (const tool of tools) results.push(await measureScale(tool, c, data, tmp, servers, runs, leftovers))
+    await Promise.all(leftovers.map((p) => removeTree(p)))
     if (!cases.slice(i + 1).some((later) => later.data.key === c.data.key)) await removeTree(data)
     all.push({ c, results })
     onCase(c, results, (performance.now() - t0) / 1000)

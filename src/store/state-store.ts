@@ -60,6 +60,20 @@ async function stateDir(root: string): Promise<string> {
  * checks that writes through one Store are seen by another and that closing one leaves the
  * other working).
  */
+/** What `put` also does: `racy` and `base` (see put). */
+interface PutOptions {
+  readonly racy?: boolean
+  readonly base?: boolean
+}
+
+/** Records put one after another, written in one transaction (put). */
+interface PutBatch {
+  readonly recs: [FileRecord, PutOptions][]
+  /** its transaction has begun: too late to join */
+  begun: boolean
+  done: Promise<void>
+}
+
 export class Store {
   readonly #dir: string
   readonly #env: RootDatabase
@@ -71,6 +85,8 @@ export class Store {
   readonly #index: ContentIndex
   #sketches: SketchIndex | undefined
   #pairBases: PairBases | undefined
+  /** puts waiting for their transaction, which later puts may still join (put) */
+  #puts: PutBatch | undefined
 
   private constructor(dir: string, env: RootDatabase) {
     this.#dir = dir
@@ -146,10 +162,30 @@ export class Store {
    * awaited one by one, a put or a setBase costs ~0.9 ms each here (load ~10 on 2 cores),
    * while 2,000 concurrent puts share commits at ~0.26 ms each.
    */
-  async put(rec: FileRecord, opts: { racy?: boolean; base?: boolean } = {}): Promise<void> {
+  async put(rec: FileRecord, opts: PutOptions = {}): Promise<void> {
     checkRelPath(rec.path)
+    // Joins the transaction of the puts before it while that has not begun and no other write
+    // came since (so writes to one path keep their order): a first push of 20,000 small files
+    // put one record per file, each its own nested transaction (20,000 records, by hand:
+    // 1.64–1.81 CPU s one by one, 1.06–1.11 s 64 to a transaction).
+    const open = this.#puts
+    if (open !== undefined && !open.begun) {
+      open.recs.push([rec, opts])
+      return open.done
+    }
+    const batch: PutBatch = { recs: [[rec, opts]], begun: false, done: Promise.resolve() }
+    batch.done = this.#write('record', () => (batch.recs.length === 1 ? rec.path : `${batch.recs.length} files`), () => {
+      batch.begun = true
+      for (const [r, o] of batch.recs) this.#putIn(r, o)
+    })
+    this.#puts = batch
+    return batch.done
+  }
+
+  /** put's body: inside a write transaction. */
+  #putIn(rec: FileRecord, opts: PutOptions): void {
     const key = pathKey(rec.path)
-    return this.#write('record', rec.path, () => {
+    {
       const oldBuf = this.#records.get(key)
       let id: number
       if (oldBuf !== undefined) {
@@ -171,7 +207,7 @@ export class Store {
         this.#bases.put(key, encodeBase({ digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs }))
         this.#covers.uncover([rec.path])
       }
-    })
+    }
   }
 
   /** Forgets the record of `path` and its index entries (its base stays). No-op when absent. */
@@ -304,12 +340,14 @@ export class Store {
    * throw (checked with lmdb 3.5.6), a child one rolls back. Cost: 20,000 concurrent puts took
    * 0.38–0.51 s against 0.29–0.32 s.
    */
-  async #write(what: string, path: string, body: () => void): Promise<void> {
+  async #write(what: string, path: string | (() => string), body: () => void): Promise<void> {
+    // A write after puts still waiting comes after them: later puts wait for the next batch.
+    this.#puts = undefined
     try {
       await this.#env.childTransaction(body)
     } catch (err) {
       if (err instanceof DsyncError) throw err
-      throw storeError(this.#dir, `write the ${what} of ${path} to`, err)
+      throw storeError(this.#dir, `write the ${what} of ${typeof path === 'function' ? path() : path} to`, err)
     }
   }
 }

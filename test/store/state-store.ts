@@ -252,6 +252,41 @@ t.test('a put that fails half-way leaves neither record nor index entries behind
   t.same(store.findByDigest(good.digest), ['f'], 'the store still works')
 })
 
+t.test('puts made together share one transaction, and writes between them keep their order', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const a1 = recordOf('a', randomBytes(30, 4000))
+  const a2 = recordOf('a', randomBytes(31, 4000))
+  const b = recordOf('b', randomBytes(32, 4000))
+  const c = recordOf('c', randomBytes(33, 4000))
+  // All in one tick: a1 and b join one batch; the delete closes it, so a2 and c come after it.
+  await Promise.all([store.put(a1, { base: true }), store.put(b), store.delete('a'), store.put(a2, { base: true }), store.put(c)])
+  t.same(store.get('a'), a2, 'the put after the delete stands')
+  t.same(store.findByDigest(a1.digest), [], 'the first content of a is gone from the index')
+  t.same(store.findByDigest(a2.digest), ['a'])
+  t.same(store.getBase('a'), { digest: a2.digest, size: a2.size, mtimeMs: a2.mtimeMs })
+  t.same(store.recordPaths().sort(), ['a', 'b', 'c'])
+
+  await Promise.all([store.put(recordOf('d', randomBytes(34, 100))), store.delete('d')])
+  t.equal(store.get('d'), undefined, 'a delete right after a put of the same path wins')
+})
+
+t.test('a put that fails fails the puts made with it (one transaction), and leaves nothing of any', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const one = recordOf('one', randomBytes(40, 3000))
+  const two = recordOf('two', randomBytes(41, 3000))
+  const bad = { ...one, path: 'bad', chunks: [...one.chunks, { offset: one.size, length: -1, fp: one.chunks[0]!.fp }] }
+  const puts = [store.put(one), store.put(bad), store.put(two)]
+  for (const p of puts) await t.rejects(p, { code: 'IO', message: /records? of 3 files/ })
+  t.same(store.recordPaths(), [])
+  t.same(store.findByDigest(one.digest), [])
+  await store.put(two)
+  t.same(store.recordPaths(), ['two'], 'the next put is a batch of its own')
+})
+
 t.test('a base of size and mtime alone (a quick-check match, no file read) round-trips', async (t) => {
   const root = await tempTree(t)
   const store = await Store.open(root, { params })

@@ -17,6 +17,14 @@ function sameBase(old: PairBase | undefined, next: PairBase): boolean {
 const RECORD_BATCH = 8192
 
 /**
+ * Bases of settled files written in one transaction while the session goes on (settled). At
+ * 8,192 a first push of 200,000 files raised the server's anonymous memory by ~37 MiB (lmdb's
+ * dirty pages of each transaction, on top of everything else the session holds then); at 1,024,
+ * 50,000 files, RssAnon 160 / 151 MiB against 170 / 150 before (bench/README.md).
+ */
+const SETTLED_BATCH = 1024
+
+/**
  * The server's record of what it last synced with one client replica, kept by push and pull
  * too (the same pair bases as `dsync sync`). With several machines pushing to one server, the
  * server's own "last synced" base is whatever the last pusher wrote, so a machine that never
@@ -26,7 +34,13 @@ const RECORD_BATCH = 8192
  * when the pusher did not change the file.
  */
 export class PeerBases {
+  /** entries listed whose file has not settled yet (settled): the files in flight, the
+   *  directories, and on the sender's side (pull) what the receiver says nothing of */
   readonly #listed = new Map<string, FileEntry>()
+  /** bases of files settled, not yet written (written SETTLED_BATCH at a time) */
+  #settled = new Map<string, PairBase>()
+  /** the writes of settled bases, one after another; the first failure is record's */
+  #writing: Promise<void> = Promise.resolve()
   /** folders directory summaries stood for, with the summaries: walked at `record`, not kept */
   readonly #stoodFor: { readonly dir: string; readonly summary: TreeSummary }[] = []
 
@@ -69,14 +83,49 @@ export class PeerBases {
     this.#stoodFor.push({ dir, summary })
   }
 
+  /**
+   * A listed file settled (RoleDeps.onSettled, the receiver's events as they come): what both
+   * sides now have, unless it failed or was kept, which keep their old base. Written as files
+   * settle, SETTLED_BATCH at a time, so what the session holds is the files in flight, not every
+   * entry listed: a first push of 200,000 files kept all of them to the end (part of the
+   * server's ~0.5 KB a file, bench/README.md "A first push of many small files"). A file that
+   * settled is the same on both sides whether or not the session completes, so its base may be
+   * written before the session ends.
+   */
+  settled(e: FileEvent): void {
+    const entry = this.#listed.get(e.path)
+    if (entry === undefined) return // not listed (a deletion: record), or settled already
+    this.#listed.delete(e.path)
+    if (e.action === 'error' || e.action === 'kept') return
+    const base = baseOf(entry)
+    if (sameBase(this.#old(e.path), base)) return
+    this.#settled.set(e.path, base)
+    if (this.#settled.size < SETTLED_BATCH) return
+    const batch = this.#settled
+    this.#settled = new Map()
+    const pairs = this.store.pairBases()
+    this.#writing = this.#writing.then(() => pairs.update(this.replica, batch))
+    // Awaited by record; until then a failure must not be an unhandled rejection.
+    this.#writing.catch(() => undefined)
+  }
+
+  /** Waits for the writes of settled bases started so far, failed or not: before the store
+   *  closes, when the session ends early (record, when it completes, reports a failure). */
+  async written(): Promise<void> {
+    await this.#writing.catch(() => undefined)
+  }
+
   /** After a session that completed: every listed path whose outcome succeeded is what both
-   *  sides now have; a deleted one has no base; a failed or kept one keeps its old base. The
+   *  sides now have (those settled as they came are written already, or with the first batch
+   *  here); a deleted one has no base; a failed or kept one keeps its old base. The
    *  folders summaries stood for are walked but where covered as they are (PairBases.covered);
    *  each walked is covered once its bases are written, when no file of the session failed. */
   async record(events: readonly FileEvent[]): Promise<void> {
+    await this.#writing
     const failed = new Set(events.filter((e) => e.action === 'error' || e.action === 'kept').map((e) => e.path))
     const pairs = this.store.pairBases()
-    let changes = new Map<string, PairBase | null>()
+    let changes = new Map<string, PairBase | null>(this.#settled)
+    this.#settled = new Map()
     /** folders walked since the last write, noted with it (as the receiver notes its bases'
      *  covers, #recordImplied); none when a file of the session failed: the folder it is in
      *  keeps its old base, not its entry */

@@ -530,6 +530,7 @@ class Receiver {
   /** Records an event locally and tells the sender (unchanged files cost nothing on the wire). */
   #event(e: FileEvent, id = 0): void {
     this.d.report.add(e)
+    this.d.onSettled?.(e)
     if (e.action === 'unchanged') return
     this.#out.post({
       t: 'result',

@@ -4,7 +4,7 @@ import { resolveInside } from '../fs/index.js'
 import { DEFAULT_IDLE_TIMEOUT_MS, sessionWire, withIdleTimeout, type Channel, type FileEntry, type Session } from '../net/index.js'
 import { answerQuery } from './index-query.js'
 import { runReceiver } from './receiver.js'
-import { SyncReport } from './report.js'
+import { SyncReport, type FileEvent } from './report.js'
 import { runSender } from './sender.js'
 import { runSyncServer } from './two-way/sync-server.js'
 import { PeerBases } from './peer-bases.js'
@@ -56,10 +56,15 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
         onStoodFor: (dir: string, summary: TreeSummary) => peer.noteStoodFor(dir, summary),
       }
       try {
-        if (s.role === 'push') await runReceiver(channel, { ...deps, ...listed, now: () => new Date(), ...(peer && { baseOf: (p: string) => peer.baseOf(p) }) })
+        if (s.role === 'push') {
+          const each = peer && { baseOf: (p: string) => peer.baseOf(p), onSettled: (e: FileEvent) => peer.settled(e) }
+          await runReceiver(channel, { ...deps, ...listed, now: () => new Date(), ...each })
+        }
         else if (s.role === 'sync') await runSyncServer(channel, s.options.replica, { ...deps, now: () => new Date() })
         else await runSender(channel, { ...deps, ...listed })
       } catch (err) {
+        // The bases of files settled so far stand (PeerBases.settled): their writes end before the store closes.
+        await peer?.written()
         throw isDsyncError(err) ? err : new DsyncError('INTERNAL', `session failed: ${String(err)}`, { cause: err })
       }
       const sum = report.summary(channel.stats, Date.now() - started)

@@ -92,3 +92,79 @@ t.test('pair bases: the folders a summary stood for are read only where they cha
   t.equal(await session(after, ['']), 30, 'the no-op after: the root\'s and d3\'s entries alone')
   t.equal(await session(after, ['']), 0, 'and then none')
 })
+
+t.test('a push\'s pair bases are written as its files settle, a batch at a time; failed and kept files keep their old ones', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  const pairs = store.pairBases()
+  const peer = PeerBases.open(store, 'replica-a')!
+  const batch = 1024 // SETTLED_BATCH
+  const entries: FileEntry[] = Array.from({ length: batch + 10 }, (_, i) => ({ path: `d${i % 50}/f${i}`, kind: 'file', size: i, mtimeMs: 1_700_000_000_000 + i, mode: 0o644 }))
+  await pairs.update('replica-a', new Map([[entries[batch + 1]!.path, { kind: 'file', size: 1, mtimeMs: 1, mode: 0o644 }]]))
+  peer.note(entries)
+  for (const e of entries.slice(0, batch - 1)) peer.settled({ path: e.path, action: 'new' })
+  await new Promise((r) => setTimeout(r, 50))
+  t.equal(pairs.get('replica-a', entries[0]!.path), undefined, 'under a batch: nothing written yet')
+  peer.settled({ path: entries[batch - 1]!.path, action: 'delta' })
+  for (let i = 0; i < 100 && pairs.get('replica-a', entries[0]!.path) === undefined; i++) await new Promise((r) => setTimeout(r, 20))
+  t.match(pairs.get('replica-a', entries[0]!.path), { kind: 'file', size: 0 }, 'a full batch is written while the session goes on')
+  t.match(pairs.get('replica-a', entries[batch - 1]!.path), { size: batch - 1 })
+
+  peer.settled({ path: entries[batch]!.path, action: 'error' })
+  peer.settled({ path: entries[batch + 1]!.path, action: 'kept' })
+  peer.settled({ path: entries[batch + 2]!.path, action: 'unchanged' })
+  peer.settled({ path: entries[batch + 2]!.path, action: 'error' }) // a second word on a settled file changes nothing
+  await peer.record([{ path: entries[batch]!.path, action: 'error' }, { path: entries[batch + 1]!.path, action: 'kept' }])
+  t.equal(pairs.get('replica-a', entries[batch]!.path), undefined, 'a failed file gets no base')
+  t.match(pairs.get('replica-a', entries[batch + 1]!.path), { size: 1, mtimeMs: 1 }, 'a kept file keeps its old base')
+  t.match(pairs.get('replica-a', entries[batch + 2]!.path), { size: batch + 2 }, 'a file settled since the last batch: written by record')
+  t.match(pairs.get('replica-a', entries[batch + 9]!.path), { size: batch + 9 }, 'listed and never settled (as a folder): written by record, as before')
+})
+
+t.test('a push that ends early leaves the pair bases of the files it settled, and none of the others', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params: SYNC_CHUNK_PARAMS })
+  t.teardown(() => store.close())
+  const pairs = store.pairBases()
+  const peer = PeerBases.open(store, 'replica-b')!
+  const entries: FileEntry[] = Array.from({ length: 3000 }, (_, i) => ({ path: `f${i}`, kind: 'file', size: i, mtimeMs: 1_700_000_000_000 + i, mode: 0o644 }))
+  peer.note(entries)
+  for (const e of entries.slice(0, 2048)) peer.settled({ path: e.path, action: 'new' })
+  // The session fails here: record is never called, and the session waits for what was started.
+  await peer.written()
+  t.match(pairs.get('replica-b', 'f2047'), { size: 2047 }, 'what settled is what both sides have')
+  t.equal(pairs.get('replica-b', 'f2048'), undefined, 'what did not, keeps what it had')
+})
+
+t.test('a push cut short keeps the record of the files it finished: pushing one of them edited again is an overwrite, not a conflict', async (t) => {
+  const served = await tempTree(t)
+  const server = await startServer(t, served)
+  const files: Record<string, string> = {}
+  for (let i = 0; i < 1300; i++) files[`d${i % 13}/f${i}.txt`] = `v0 of ${i}\n`
+  const home = await tempTree(t, files)
+  await push(home, server.url, clientOpts())
+  // Every file edited; the push is stopped once 1,100 have landed (more than a batch of bases).
+  for (const path of Object.keys(files)) {
+    await writeFile(join(home, path), `v1 of ${path}, a little longer\n`)
+    await touchLater(join(home, path), 10)
+  }
+  const stop = new AbortController()
+  const landed: string[] = []
+  await t.rejects(push(home, server.url, clientOpts({
+    signal: stop.signal,
+    onEvent: (e) => {
+      if (e.action !== 'delta' && e.action !== 'whole' && e.action !== 'new') return
+      landed.push(e.path)
+      if (landed.length === 1100) stop.abort()
+    },
+  })), { code: 'ABORTED' })
+  const first = landed[0]!
+  t.equal(await readFile(join(served, first), 'utf8'), `v1 of ${first}, a little longer\n`, 'the first file landed before the stop')
+  await writeFile(join(home, first), 'v2 from home\n')
+  await touchLater(join(home, first), 20)
+  const again = await push(home, server.url, clientOpts())
+  t.notMatch(again.events.find((e) => e.path === first), { action: 'conflict' }, 'the server\'s version is the one home sent: no conflict')
+  t.equal(await readFile(join(served, first), 'utf8'), 'v2 from home\n')
+  t.equal((await readdir(join(served, first, '..'))).filter(isConflictCopy).length, 0, 'and no conflict copy')
+})

@@ -1,5 +1,8 @@
 import { GEAR } from '../chunk/index.js'
+import { GearScan, LONG_WINDOW, maskOf, PRIOR_MASK, SHORT_WINDOW } from './gear-scan.js'
 import { gearKernel } from './sketch-wasm.js'
+
+export { SHORT_WINDOW, LONG_WINDOW } from './gear-scan.js'
 
 /**
  * A file's similarity sketch: sif's approximate fingerprints (Manber 1994), a content-defined
@@ -53,11 +56,6 @@ export interface AnchorWindows {
   readonly centred: Uint32Array
 }
 
-/** Bytes of the short window (Gear's reach in a 32-bit hash). */
-export const SHORT_WINDOW = 32
-/** Bytes of the long window: the truth's minimum shared substring (issue 10). */
-export const LONG_WINDOW = 64
-
 /**
  * A file keeps at least this many anchors (when it has that many positions): the estimate is a
  * share of anchors, so its sampling error is ~sqrt(p(1 − p)/n), ±3 points at n = 256, p = 0.5.
@@ -72,9 +70,6 @@ export const MIN_ANCHORS = 256
 export const DENSE_LEVEL = 9
 /** Memory bound: 1 Mi anchors (12 MiB while building); files over 512 MiB are sampled sparser. */
 export const MAX_ANCHORS = 1 << 20
-
-/** Bits of h(p − 32) kept: the long key uses 21 (sketch-estimate.ts); 3 bytes on the wire. */
-export const PRIOR_MASK = 0xffffff
 
 /** `centred` of an anchor with no 32 bytes after it (the file ends first): matches nothing. */
 export const NO_AHEAD = 0xffffffff
@@ -132,18 +127,20 @@ export interface SketchOptions {
   readonly kernel?: 'wasm' | 'js'
 }
 
-/** Pieces shorter than this go through the JS loop: the kernel copies each piece and its ring in
- *  and out, and small files sample nearly every byte while their level rises. */
-export const KERNEL_MIN_BYTES = 4096
-
 export class SketchBuilder {
   readonly #exact: boolean
-  readonly #kernel: ReturnType<typeof gearKernel>
+  /** Gear's loop and its state (h, ring, bytes fed): format 1 runs it, format 2 its own loop on the same state */
+  readonly #gear: GearScan
 
   constructor(opts: SketchOptions = {}) {
     this.#exact = opts.windows === true
-    this.#kernel = opts.kernel === 'js' || (this.#exact && opts.kernel === undefined) ? undefined : gearKernel()
-    if (opts.kernel === 'wasm' && this.#kernel === undefined) throw new Error('the WebAssembly sketch kernel is not available in this runtime')
+    const kernel = opts.kernel === 'js' || (this.#exact && opts.kernel === undefined) ? undefined : gearKernel()
+    if (opts.kernel === 'wasm' && kernel === undefined) throw new Error('the WebAssembly sketch kernel is not available in this runtime')
+    // Format 1: every byte is an anchor while the level is 0 (a run of one byte stays there,
+    // each merged into the last), so JavaScript until it rises.
+    this.#gear = new GearScan(kernel, () => maskOf(this.#level), () => this.#level === 0, (h, prior, place) => {
+      this.#add(h, prior, place + 1, 0, 0)
+    })
   }
 
   #level = 0
@@ -165,70 +162,24 @@ export class SketchBuilder {
   readonly #pending = new Int32Array(SHORT_WINDOW)
   /** slots of #pending that are not 0 */
   #waitingCount = 0
-  readonly #ring = new Int32Array(SHORT_WINDOW)
-  #h = 0
-  #pos = 0
   #head = new Uint8Array(LONG_WINDOW)
 
   /** Feeds the next bytes of the file. `data` is not kept. */
   update(data: Uint8Array): void {
-    if (this.#pos < LONG_WINDOW) this.#head.set(data.subarray(0, LONG_WINDOW - this.#pos), this.#pos)
+    const fed = this.#gear.pos
+    if (fed < LONG_WINDOW) this.#head.set(data.subarray(0, LONG_WINDOW - fed), fed)
     // One loop per format: a per-byte test of the format cost format 1 a tenth of its speed.
     if (this.#exact) this.#feedExact(data)
-    else this.#feed(data)
-  }
-
-  /** Format 1: Gear's h alone; the kernel past the file's first positions (which hold no
-   *  anchor) for pieces large enough. */
-  #feed(data: Uint8Array): void {
-    const kernel = this.#kernel
-    let at = 0
-    // JavaScript for the file's first positions (no anchor there) and while the level is 0:
-    // every byte is an anchor then (a run of one byte stays at level 0, each merged into the
-    // last), and the kernel would stop at each. In pieces that double: a file whose level
-    // rises soon (most do, within ~600 bytes) moves to the kernel soon, and one that stays at 0
-    // pays few calls (zeros: 116 ms per 16 MiB in one loop, 169 ms in 4 KiB pieces).
-    while (kernel !== undefined && at < data.length && (this.#pos < LONG_WINDOW - 1 || this.#level === 0)) {
-      const n = Math.min(data.length - at, this.#pos < LONG_WINDOW - 1 ? LONG_WINDOW - 1 - this.#pos : Math.max(KERNEL_MIN_BYTES, at))
-      this.#feedJs(data.subarray(at, at + n))
-      at += n
-    }
-    const rest = at === 0 ? data : data.subarray(at)
-    if (kernel === undefined || rest.length < KERNEL_MIN_BYTES) return this.#feedJs(rest)
-    const pos = this.#pos
-    const mask = (): number => (this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0)
-    this.#h = kernel.feed(rest, pos, this.#h, this.#ring, mask, (i, h, prior) => {
-      this.#add(h >>> 0, prior & PRIOR_MASK, pos + i + 1, 0, 0)
-    })
-    this.#pos = pos + rest.length
-  }
-
-  /** Format 1 in JavaScript (the kernel's definition). */
-  #feedJs(data: Uint8Array): void {
-    const ring = this.#ring
-    let h = this.#h
-    let pos = this.#pos
-    let mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
-    for (let i = 0; i < data.length; i++, pos++) {
-      h = ((h << 1) + GEAR[data[i]!]!) | 0
-      const slot = pos & (SHORT_WINDOW - 1)
-      const prior = ring[slot]!
-      ring[slot] = h
-      if ((h & mask) === 0 && pos >= LONG_WINDOW - 1) {
-        this.#add(h >>> 0, prior & PRIOR_MASK, pos + 1, 0, 0)
-        mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
-      }
-    }
-    this.#h = h
-    this.#pos = pos
+    else this.#gear.feed(data)
   }
 
   /** Format 2: Gear's h, and r for the exact windows. */
   #feedExact(data: Uint8Array): void {
-    const ring = this.#ring
-    let h = this.#h
-    let pos = this.#pos
-    let mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
+    const gear = this.#gear
+    const ring = gear.ring
+    let h = gear.h
+    let pos = gear.pos
+    let mask = maskOf(this.#level)
     const pending = this.#pending
     // Anchors waiting: 0 for most bytes (an anchor waits 32 bytes, one comes every ~512), so
     // the slot is read only then. 64 MiB, MB/s per CPU second (by hand, median of 5): Gear's h
@@ -259,13 +210,13 @@ export class SketchBuilder {
           pending[slot] = k + 1
           waiting++
         }
-        mask = this.#level === 0 ? 0 : (-1 << (32 - this.#level)) | 0
+        mask = maskOf(this.#level)
       }
     }
     this.#waitingCount = waiting
-    this.#h = h
+    gear.h = h
     this.#r = r
-    this.#pos = pos
+    gear.pos = pos
     // The last 32 bytes fed: those leaving r's window at the next `update`'s first positions.
     if (data.length >= SHORT_WINDOW) this.#carry = data.slice(data.length - SHORT_WINDOW)
     else if (data.length > 0) {
@@ -352,13 +303,13 @@ export class SketchBuilder {
   finish(): Sketch {
     const n = this.#n
     return {
-      size: this.#pos,
+      size: this.#gear.pos,
       level: this.#level,
       short: this.#short.slice(0, n),
       prior: this.#prior.slice(0, n),
       ...(this.#exact && { windows: { w32: this.#w32.slice(0, n), w64: this.#w64.slice(0, n), centred: this.#centred.slice(0, n) } }),
       count: this.#count.slice(0, n),
-      tiny: this.#pos < LONG_WINDOW ? this.#head.slice(0, this.#pos) : new Uint8Array(0),
+      tiny: this.#gear.pos < LONG_WINDOW ? this.#head.slice(0, this.#gear.pos) : new Uint8Array(0),
     }
   }
 }

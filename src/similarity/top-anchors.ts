@@ -1,5 +1,5 @@
-import { GEAR } from '../chunk/index.js'
-import { KERNEL_MIN_BYTES, LONG_WINDOW, PRIOR_MASK, SHORT_WINDOW, type SketchOptions } from './sketch.js'
+import { GearScan, maskOf } from './gear-scan.js'
+import type { SketchOptions } from './sketch.js'
 import { gearKernel } from './sketch-wasm.js'
 
 /**
@@ -24,22 +24,21 @@ import { gearKernel } from './sketch-wasm.js'
 export class TopAnchors {
   readonly #n: number
   readonly #key: (short: number, prior: number) => number
-  readonly #kernel: ReturnType<typeof gearKernel>
   /** anchors kept have h with at least this many leading zero bits */
   #level = 0
   /** key → the best placed anchor with that key: [short, prior, place] */
   readonly #best = new Map<number, [number, number, number]>()
   /** #best's size at which the level is next looked at (doubling: each look costs its size) */
   #nextLook: number
-  readonly #ring = new Int32Array(SHORT_WINDOW)
-  #h = 0
-  #pos = 0
+  readonly #gear: GearScan
 
   /** `key`: an anchor's key from its h and prior (the index's posting key). `kernel` as for a
    *  sketch (tests run both). */
   constructor(n: number, key: (short: number, prior: number) => number, opts: Pick<SketchOptions, 'kernel'> = {}) {
-    this.#kernel = opts.kernel === 'js' ? undefined : gearKernel()
-    if (opts.kernel === 'wasm' && this.#kernel === undefined) throw new Error('the WebAssembly sketch kernel is not available in this runtime')
+    const kernel = opts.kernel === 'js' ? undefined : gearKernel()
+    if (opts.kernel === 'wasm' && kernel === undefined) throw new Error('the WebAssembly sketch kernel is not available in this runtime')
+    // JavaScript while the level is low: nearly every position passes, and the kernel would stop at each.
+    this.#gear = new GearScan(kernel, () => maskOf(this.#level), () => this.#level < KERNEL_LEVEL, (h, prior, place) => this.#add(h, prior, place))
     this.#n = n
     this.#key = key
     this.#nextLook = 2 * n
@@ -47,40 +46,7 @@ export class TopAnchors {
 
   /** Feeds the next bytes of the file. `data` is not kept. */
   update(data: Uint8Array): void {
-    const kernel = this.#kernel
-    let at = 0
-    // JavaScript for the file's first positions (no anchor there) and while the level is low
-    // (nearly every position passes: the kernel would stop at each), as SketchBuilder does.
-    while (at < data.length && (kernel === undefined || this.#pos < LONG_WINDOW - 1 || this.#level < KERNEL_LEVEL)) {
-      const n = kernel === undefined ? data.length - at : Math.min(data.length - at, this.#pos < LONG_WINDOW - 1 ? LONG_WINDOW - 1 - this.#pos : KERNEL_MIN_BYTES)
-      this.#feedJs(data.subarray(at, at + n))
-      at += n
-    }
-    if (at === data.length) return
-    const rest = data.subarray(at)
-    if (kernel === undefined || rest.length < KERNEL_MIN_BYTES) return this.#feedJs(rest)
-    const pos = this.#pos
-    this.#h = kernel.feed(rest, pos, this.#h, this.#ring, () => maskOf(this.#level), (i, h, prior) => this.#add(h >>> 0, prior & PRIOR_MASK, pos + i))
-    this.#pos = pos + rest.length
-  }
-
-  #feedJs(data: Uint8Array): void {
-    const ring = this.#ring
-    let h = this.#h
-    let pos = this.#pos
-    let mask = maskOf(this.#level)
-    for (let i = 0; i < data.length; i++, pos++) {
-      h = ((h << 1) + GEAR[data[i]!]!) | 0
-      const slot = pos & (SHORT_WINDOW - 1)
-      const prior = ring[slot]!
-      ring[slot] = h
-      if ((h & mask) === 0 && pos >= LONG_WINDOW - 1) {
-        this.#add(h >>> 0, prior & PRIOR_MASK, pos)
-        mask = maskOf(this.#level)
-      }
-    }
-    this.#h = h
-    this.#pos = pos
+    this.#gear.feed(data)
   }
 
   #add(short: number, prior: number, place: number): void {
@@ -113,10 +79,6 @@ export class TopAnchors {
 
 /** From this level on the WebAssembly loop takes over (~1 position in 256 stops it). */
 const KERNEL_LEVEL = 8
-
-function maskOf(level: number): number {
-  return level === 0 ? 0 : (-1 << (32 - level)) | 0
-}
 
 /** Whether the anchor (short, place) ranks before (short2, place2): more leading zero bits,
  *  then the smaller h, then the earlier place (probeAnchorKeys' order). */

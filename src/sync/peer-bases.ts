@@ -84,16 +84,21 @@ export class PeerBases {
   }
 
   /**
-   * A listed file settled (RoleDeps.onSettled, the receiver's events as they come): what both
-   * sides now have, unless it failed or was kept, which keep their old base. Written as files
-   * settle, SETTLED_BATCH at a time, so what the session holds is the files in flight, not every
-   * entry listed: a first push of 200,000 files kept all of them to the end (part of the
-   * server's ~0.5 KB a file, bench/README.md "A first push of many small files"). A file that
-   * settled is the same on both sides whether or not the session completes, so its base may be
-   * written before the session ends.
+   * A listed file settled (RoleDeps.onSettled: the receiver's events as they come, or on a pull
+   * the client's results): what both sides now have, unless it failed or was kept, which keep
+   * their old base. Written as files settle, SETTLED_BATCH at a time, so what the session holds
+   * is the files in flight, not every entry listed: a first push of 200,000 files kept all of
+   * them to the end (part of the server's ~0.5 KB a file, bench/README.md "A first push of many
+   * small files"). A file that settled is the same on both sides whether or not the session
+   * completes, so its base may be written before the session ends (and a session cut short
+   * leaves it: the next sync does not take the version it brought for a change of the other's).
    */
   settled(e: FileEvent): void {
-    const entry = this.#listed.get(e.path)
+    if (e.action === 'deleted') return // record's
+    const listed = this.#listed.get(e.path)
+    // A file of a folder a summary stood for (a pull's whole tree): its entry is the summary's,
+    // and record's walk of that folder finds its base written.
+    const entry = listed ?? this.#stoodForEntry(e.path)
     if (entry === undefined) return // not listed (a deletion: record), or settled already
     this.#listed.delete(e.path)
     if (e.action === 'error' || e.action === 'kept') return
@@ -107,6 +112,15 @@ export class PeerBases {
     this.#writing = this.#writing.then(() => pairs.update(this.replica, batch))
     // Awaited by record; until then a failure must not be an unhandled rejection.
     this.#writing.catch(() => undefined)
+  }
+
+  #stoodForEntry(path: string): FileEntry | undefined {
+    for (const { dir, summary } of this.#stoodFor) {
+      if (dir !== '' && !path.startsWith(`${dir}/`)) continue
+      const e = summary.entry(path)
+      if (e !== undefined) return e as FileEntry
+    }
+    return undefined
   }
 
   /** Waits for the writes of settled bases started so far, failed or not: before the store

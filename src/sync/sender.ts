@@ -819,7 +819,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         listedRecords.delete(msg.id)
         if (unsettled.delete(msg.id) || was) sendBundleSoon()
         if (msg.id === 0 || paths.has(msg.id)) {
-          d.report.add(eventFromResult(msg, stats.get(msg.id)))
+          const event = eventFromResult(msg, stats.get(msg.id))
+          d.report.add(event)
+          d.onSettled?.(event)
           reported.add(msg.path)
         }
       } else if (msg.t === 'done') {

@@ -54,12 +54,10 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
       const listed = peer && {
         onListed: (entries: readonly FileEntry[]) => peer.note(entries),
         onStoodFor: (dir: string, summary: TreeSummary) => peer.noteStoodFor(dir, summary),
+        onSettled: (e: FileEvent) => peer.settled(e),
       }
       try {
-        if (s.role === 'push') {
-          const each = peer && { baseOf: (p: string) => peer.baseOf(p), onSettled: (e: FileEvent) => peer.settled(e) }
-          await runReceiver(channel, { ...deps, ...listed, now: () => new Date(), ...each })
-        }
+        if (s.role === 'push') await runReceiver(channel, { ...deps, ...listed, now: () => new Date(), ...(peer && { baseOf: (p: string) => peer.baseOf(p) }) })
         else if (s.role === 'sync') await runSyncServer(channel, s.options.replica, { ...deps, now: () => new Date() })
         else await runSender(channel, { ...deps, ...listed })
       } catch (err) {

@@ -30,9 +30,10 @@ export interface RoleDeps {
   /** the same for a folder a directory summary stood for (§4.9): everything under `dir` in
    *  `summary`, walked when needed (a no-op of 1,000,000 files does not hold them all) */
   readonly onStoodFor?: (dir: string, summary: TreeSummary) => void
-  /** (receiver) each file's event as it comes, `unchanged` ones too (but not those a directory
-   *  summary counted): the server records the client replica's base of a file once it settled
-   *  (PeerBases.settled) */
+  /** each file's event as it comes: the receiver's own, `unchanged` ones too (but not those a
+   *  directory summary counted); the sender's from the receiver's results (it hears nothing of
+   *  unchanged files until the end). The server records the client replica's base of a file
+   *  once it settled (PeerBases.settled). */
   readonly onSettled?: (e: FileEvent) => void
   /** entries of the file list the receiver takes in ahead of asking for them (§4.13); default
    *  `LIMITS.listWindow`. Both sides must agree: only tests set it. */

@@ -93,6 +93,11 @@ export class TreeSummary {
     return this.listing.children(dir)
   }
 
+  /** The entry at `path`, or undefined for none. */
+  entry(path: string): TreeEntry | undefined {
+    return this.listing.get(path)
+  }
+
   /** Every entry under `dir`, each directory before what it holds. */
   under(dir: string): Generator<TreeEntry> {
     return this.listing.under(dir)

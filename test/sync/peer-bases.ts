@@ -168,3 +168,35 @@ t.test('a push cut short keeps the record of the files it finished: pushing one 
   t.equal(await readFile(join(served, first), 'utf8'), 'v2 from home\n')
   t.equal((await readdir(join(served, first, '..'))).filter(isConflictCopy).length, 0, 'and no conflict copy')
 })
+
+t.test('a pull cut short keeps the record of the files it brought: pushing one of them edited is an overwrite, not a conflict', async (t) => {
+  const files: Record<string, string> = {}
+  for (let i = 0; i < 1300; i++) files[`d${i % 13}/f${i}.txt`] = `v0 of ${i}\n`
+  const served = await tempTree(t, files)
+  const server = await startServer(t, served)
+  const work = await tempTree(t)
+  await pull(server.url, work, clientOpts())
+  // Every file edited on the server; work's pull is stopped once 1,100 have landed.
+  for (const path of Object.keys(files)) {
+    await writeFile(join(served, path), `v1 of ${path}, edited on the server\n`)
+    await touchLater(join(served, path), 10)
+  }
+  const stop = new AbortController()
+  const landed: string[] = []
+  await t.rejects(pull(server.url, work, clientOpts({
+    signal: stop.signal,
+    onEvent: (e) => {
+      if (e.action !== 'delta' && e.action !== 'whole' && e.action !== 'new') return
+      landed.push(e.path)
+      if (landed.length === 1100) stop.abort()
+    },
+  })), { code: 'ABORTED' })
+  const first = landed[0]!
+  t.equal(await readFile(join(work, first), 'utf8'), `v1 of ${first}, edited on the server\n`, 'the first file landed before the stop')
+  await writeFile(join(work, first), 'v2 from work\n')
+  await touchLater(join(work, first), 20)
+  const back = await push(work, server.url, clientOpts())
+  t.notMatch(back.events.find((e) => e.path === first), { action: 'conflict' }, 'work had seen the server\'s version: no conflict')
+  t.equal(await readFile(join(served, first), 'utf8'), 'v2 from work\n')
+  t.equal((await readdir(join(served, first, '..'))).filter(isConflictCopy).length, 0, 'and no conflict copy')
+})

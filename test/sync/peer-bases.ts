@@ -1,10 +1,11 @@
 import t from 'tap'
+import type { Test } from 'tap'
 import { readFile, readdir, writeFile, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { TreeEntry } from '../../src/fs/index.js'
 import type { FileEntry } from '../../src/net/index.js'
 import { Store } from '../../src/store/index.js'
-import { pull, push, SYNC_CHUNK_PARAMS } from '../../src/sync/index.js'
+import { pull, push, SYNC_CHUNK_PARAMS, type ClientOptions, type SyncResult } from '../../src/sync/index.js'
 import { PeerBases } from '../../src/sync/peer-bases.js'
 import { TreeSummary } from '../../src/sync/tree-summary.js'
 import { isConflictCopy } from '../../src/sync/conflict.js'
@@ -15,6 +16,35 @@ import { clientOpts, startServer } from '../support/sync.js'
 async function touchLater(path: string, seconds: number): Promise<void> {
   const at = new Date(Date.now() + seconds * 1000)
   await utimes(path, at, at)
+}
+
+/** `n` small files in 13 folders, each its own content. */
+function manyFiles(n: number): Record<string, string> {
+  const files: Record<string, string> = {}
+  for (let i = 0; i < n; i++) files[`d${i % 13}/f${i}.txt`] = `v0 of ${i}\n`
+  return files
+}
+
+/** Runs a push or pull that is stopped once `n` files have landed; the paths landed, in order. */
+async function stoppedAfter(t: Test, n: number, run: (o: ClientOptions) => Promise<unknown>): Promise<string[]> {
+  const stop = new AbortController()
+  const landed: string[] = []
+  await t.rejects(run(clientOpts({
+    signal: stop.signal,
+    onEvent: (e) => {
+      if (e.action !== 'delta' && e.action !== 'whole' && e.action !== 'new') return
+      landed.push(e.path)
+      if (landed.length === n) stop.abort()
+    },
+  })), { code: 'ABORTED' })
+  return landed
+}
+
+/** `path` was written over on the server by `result`'s push, as `text`: no conflict, no copy. */
+async function overwritten(t: Test, result: SyncResult, served: string, path: string, text: string, why: string): Promise<void> {
+  t.notMatch(result.events.find((e) => e.path === path), { action: 'conflict' }, why)
+  t.equal(await readFile(join(served, path), 'utf8'), text)
+  t.equal((await readdir(join(served, path, '..'))).filter(isConflictCopy).length, 0, 'and no conflict copy')
 }
 
 t.test('two machines pushing to one server: a push that never saw the other machine\'s version is a conflict, not an overwrite', async (t) => {
@@ -140,8 +170,7 @@ t.test('a push that ends early leaves the pair bases of the files it settled, an
 t.test('a push cut short keeps the record of the files it finished: pushing one of them edited again is an overwrite, not a conflict', async (t) => {
   const served = await tempTree(t)
   const server = await startServer(t, served)
-  const files: Record<string, string> = {}
-  for (let i = 0; i < 1300; i++) files[`d${i % 13}/f${i}.txt`] = `v0 of ${i}\n`
+  const files = manyFiles(1300)
   const home = await tempTree(t, files)
   await push(home, server.url, clientOpts())
   // Every file edited; the push is stopped once 1,100 have landed (more than a batch of bases).
@@ -149,29 +178,16 @@ t.test('a push cut short keeps the record of the files it finished: pushing one 
     await writeFile(join(home, path), `v1 of ${path}, a little longer\n`)
     await touchLater(join(home, path), 10)
   }
-  const stop = new AbortController()
-  const landed: string[] = []
-  await t.rejects(push(home, server.url, clientOpts({
-    signal: stop.signal,
-    onEvent: (e) => {
-      if (e.action !== 'delta' && e.action !== 'whole' && e.action !== 'new') return
-      landed.push(e.path)
-      if (landed.length === 1100) stop.abort()
-    },
-  })), { code: 'ABORTED' })
-  const first = landed[0]!
+  const first = (await stoppedAfter(t, 1100, (o) => push(home, server.url, o)))[0]!
   t.equal(await readFile(join(served, first), 'utf8'), `v1 of ${first}, a little longer\n`, 'the first file landed before the stop')
   await writeFile(join(home, first), 'v2 from home\n')
   await touchLater(join(home, first), 20)
   const again = await push(home, server.url, clientOpts())
-  t.notMatch(again.events.find((e) => e.path === first), { action: 'conflict' }, 'the server\'s version is the one home sent: no conflict')
-  t.equal(await readFile(join(served, first), 'utf8'), 'v2 from home\n')
-  t.equal((await readdir(join(served, first, '..'))).filter(isConflictCopy).length, 0, 'and no conflict copy')
+  await overwritten(t, again, served, first, 'v2 from home\n', 'the server\'s version is the one home sent: no conflict')
 })
 
 t.test('a pull cut short keeps the record of the files it brought: pushing one of them edited is an overwrite, not a conflict', async (t) => {
-  const files: Record<string, string> = {}
-  for (let i = 0; i < 1300; i++) files[`d${i % 13}/f${i}.txt`] = `v0 of ${i}\n`
+  const files = manyFiles(1300)
   const served = await tempTree(t, files)
   const server = await startServer(t, served)
   const work = await tempTree(t)
@@ -181,22 +197,10 @@ t.test('a pull cut short keeps the record of the files it brought: pushing one o
     await writeFile(join(served, path), `v1 of ${path}, edited on the server\n`)
     await touchLater(join(served, path), 10)
   }
-  const stop = new AbortController()
-  const landed: string[] = []
-  await t.rejects(pull(server.url, work, clientOpts({
-    signal: stop.signal,
-    onEvent: (e) => {
-      if (e.action !== 'delta' && e.action !== 'whole' && e.action !== 'new') return
-      landed.push(e.path)
-      if (landed.length === 1100) stop.abort()
-    },
-  })), { code: 'ABORTED' })
-  const first = landed[0]!
+  const first = (await stoppedAfter(t, 1100, (o) => pull(server.url, work, o)))[0]!
   t.equal(await readFile(join(work, first), 'utf8'), `v1 of ${first}, edited on the server\n`, 'the first file landed before the stop')
   await writeFile(join(work, first), 'v2 from work\n')
   await touchLater(join(work, first), 20)
   const back = await push(work, server.url, clientOpts())
-  t.notMatch(back.events.find((e) => e.path === first), { action: 'conflict' }, 'work had seen the server\'s version: no conflict')
-  t.equal(await readFile(join(served, first), 'utf8'), 'v2 from work\n')
-  t.equal((await readdir(join(served, first, '..'))).filter(isConflictCopy).length, 0, 'and no conflict copy')
+  await overwritten(t, back, served, first, 'v2 from work\n', 'work had seen the server\'s version: no conflict')
 })

@@ -46,12 +46,32 @@ export class ByteWriter {
     this.varint(v < 0 ? -2 * v - 1 : 2 * v)
   }
 
+  /** The bytes written so far, as a view of the buffer when it is exactly full (no copy), else
+   *  as take(); either way the writer starts empty again, on a new buffer. */
+  filled(): Uint8Array {
+    if (this.#len !== this.#buf.length) return this.take()
+    const out = this.#buf
+    this.#buf = new Uint8Array(0)
+    this.#len = 0
+    return out
+  }
+
   /** The bytes written so far (a copy, so the writer can be reused). */
   take(): Uint8Array {
     const out = this.#buf.slice(0, this.#len)
     this.#len = 0
     return out
   }
+}
+
+/** Bytes ByteWriter.varint writes for `v`. */
+export function varintLength(v: number): number {
+  let n = 1
+  while (v >= 0x80) {
+    v = Math.floor(v / 0x80)
+    n++
+  }
+  return n
 }
 
 /** Most bytes a varint of a safe integer (< 2^53) takes. */

@@ -177,14 +177,23 @@ export class Store {
     const batch: PutBatch = { recs: [[rec, opts]], begun: false, done: Promise.resolve() }
     batch.done = this.#write('record', () => (batch.recs.length === 1 ? rec.path : `${batch.recs.length} files`), () => {
       batch.begun = true
-      for (const [r, o] of batch.recs) this.#putIn(r, o)
+      // The batch's new ids and the covers its bases void, written once for all of it: per
+      // record, the id counter was read and written and every folder above it uncovered (the
+      // root's cover removed 20,000 times on a first push of 20,000 files).
+      const ids = { next: Number(this.#meta.get('nextId') ?? 1) }
+      const first = ids.next
+      const based: string[] = []
+      for (const [r, o] of batch.recs) if (this.#putIn(r, o, ids)) based.push(r.path)
+      if (ids.next !== first) this.#meta.put('nextId', ids.next)
+      this.#covers.uncover(based)
     })
     this.#puts = batch
     return batch.done
   }
 
-  /** put's body: inside a write transaction. */
-  #putIn(rec: FileRecord, opts: PutOptions): void {
+  /** put's body: inside a write transaction, `ids.next` the next new file's id (taken here
+   *  and moved on). True when it wrote a base (whose folders' covers the caller voids). */
+  #putIn(rec: FileRecord, opts: PutOptions, ids: { next: number }): boolean {
     const key = pathKey(rec.path)
     const oldBuf = this.#records.get(key)
     let id: number
@@ -197,16 +206,14 @@ export class Store {
         this.#index.add(id, rec.digest, rec.chunks)
       }
     } else {
-      id = Number(this.#meta.get('nextId') ?? 1)
-      this.#meta.put('nextId', id + 1)
+      id = ids.next++
       this.#paths.put(id, rec.path)
       this.#index.add(id, rec.digest, rec.chunks)
     }
     this.#records.put(key, encodeRecord(rec, id, opts.racy === true))
-    if (opts.base === true) {
-      this.#bases.put(key, encodeBase({ digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs }))
-      this.#covers.uncover([rec.path])
-    }
+    if (opts.base !== true) return false
+    this.#bases.put(key, encodeBase({ digest: rec.digest, size: rec.size, mtimeMs: rec.mtimeMs }))
+    return true
   }
 
   /** Forgets the record of `path` and its index entries (its base stays). No-op when absent. */

@@ -272,6 +272,28 @@ t.test('puts made together share one transaction, and writes between them keep t
   t.equal(store.get('d'), undefined, 'a delete right after a put of the same path wins')
 })
 
+t.test('puts made together take distinct ids, batch after batch, and void the covers of every folder their bases are in', async (t) => {
+  const root = await tempTree(t)
+  const store = await Store.open(root, { params })
+  t.teardown(() => store.close())
+  const h = (n: number): Uint8Array => new Uint8Array(16).fill(n)
+  const covers: [string, Uint8Array][] = [['', h(1)], ['p', h(2)], ['p/q', h(3)], ['r', h(4)], ['s', h(5)]]
+  await store.setBases([], covers)
+  // Two batches of three, one tick each: ids are taken from the counter each batch left.
+  const first = ['p/q/1', 'p/q/2', 'p/3'].map((path, i) => recordOf(path, randomBytes(50 + i, 500 + i)))
+  await Promise.all(first.map((r) => store.put(r, { base: true })))
+  t.same(covers.map(([dir, hash]) => store.covered(dir, hash)), [false, false, false, true, true], 'the root, p and p/q uncovered; r and s still covered')
+  const second = ['r/4', 'r/5', 'p/6'].map((path, i) => recordOf(path, randomBytes(60 + i, 600 + i)))
+  await Promise.all(second.map((r) => store.put(r)))
+  t.ok(store.covered('r', h(4)), 'records without bases leave the covers')
+  const all = [...first, ...second]
+  // Files with the same id would find each other's content: each digest finds its own path only.
+  for (const r of all) t.same(store.findByDigest(r.digest), [r.path], `${r.path} found by its own digest alone`)
+  t.same(store.recordPaths().sort(), all.map((r) => r.path).sort())
+  await store.delete('p/q/1')
+  t.same(store.findByDigest(first[1]!.digest), ['p/q/2'], 'deleting one record leaves the others of its batch')
+})
+
 t.test('a put that fails fails the puts made with it (one transaction), and leaves nothing of any', async (t) => {
   const root = await tempTree(t)
   const store = await Store.open(root, { params })

@@ -45,9 +45,7 @@ export class DeltaWriter {
    *  carries the target's XXH3-128, not its SHA-256 (format version 2). */
   constructor(seedSize: number, private readonly opts: { readonly level?: number; readonly codec?: CodecId; readonly fastCheck?: boolean } = {}) {
     const h = new ByteWriter(16)
-    for (const m of DELTA_MAGIC) h.u8(m)
-    h.u8(opts.fastCheck === true ? DELTA_VERSION_FAST_CHECK : DELTA_VERSION)
-    h.varint(seedSize)
+    writeHeader(h, seedSize, opts.fastCheck === true)
     this.#emit(h.take())
   }
 
@@ -87,10 +85,7 @@ export class DeltaWriter {
       const f = compressFrame(raw, thin ? { ...this.opts, thinProbe: true } : this.opts)
       this.#randomFrames = f.codec === CODEC.STORED && raw.length >= LITERAL_FRAME_BYTES / 2 ? this.#randomFrames + 1 : 0
       const h = new ByteWriter(16)
-      h.u8(OP.FRAME)
-      h.u8(f.codec)
-      h.varint(raw.length)
-      h.varint(f.data.length)
+      writeFrameHeader(h, f.codec, raw.length, f.data.length)
       this.#emit(h.take())
       // A stored frame of the reused frame buffer is copied out; owned bytes go as they are.
       this.#emit(f.data === raw && owned === undefined ? raw.slice() : f.data)
@@ -148,15 +143,11 @@ export class DeltaWriter {
   /** Ends the delta: pending records, then the trailer with the target's size and check: its
    *  SHA-256, or with `fastCheck` the 16 bytes of its XXH3-128. */
   finish(targetSize: number, check: TargetCheck): void {
-    const bytes = isFastCheck(check) ? check : Buffer.from(check, 'hex')
-    const want = this.opts.fastCheck === true ? STREAM_CHECK_BYTES : DIGEST_BYTES
-    if (bytes.length !== want) throw new DsyncError('INTERNAL', `delta trailer: a ${bytes.length}-byte check where the format has ${want}`)
+    const bytes = checkBytes(check, this.opts.fastCheck === true)
     this.#endCopy()
     this.#flush()
     const t = new ByteWriter(48)
-    t.u8(OP.END)
-    t.varint(targetSize)
-    t.bytes(bytes)
+    writeTrailer(t, targetSize, bytes)
     this.#emit(t.take())
   }
 
@@ -187,28 +178,49 @@ export function storedDelta(content: Uint8Array, digest: TargetCheck): Uint8Arra
     w.finish(content.length, digest)
     return w.take()
   }
-  const check = fast ? digest : Buffer.from(digest, 'hex')
-  const want = fast ? STREAM_CHECK_BYTES : DIGEST_BYTES
-  if (check.length !== want) throw new DsyncError('INTERNAL', `delta trailer: a ${check.length}-byte check where the format has ${want}`)
+  const check = checkBytes(digest, fast)
   const n = content.length
   const v = varintLength(n)
   // header (seed size 0) · FRAME stored n n · the bytes · LIT n · END n check; no frame for none
   const frame = n === 0 ? 0 : 3 + 2 * v + n + 1 + v
   const out = new ByteWriter(DELTA_MAGIC.length + 2 + frame + 1 + v + check.length)
-  for (const m of DELTA_MAGIC) out.u8(m)
-  out.u8(fast ? DELTA_VERSION_FAST_CHECK : DELTA_VERSION)
-  out.varint(0)
+  writeHeader(out, 0, fast)
   if (n > 0) {
-    out.u8(OP.FRAME)
-    out.u8(CODEC.STORED)
-    out.varint(n)
-    out.varint(n)
+    writeFrameHeader(out, CODEC.STORED, n, n)
     out.bytes(content)
     out.u8(OP.LIT)
     out.varint(n)
   }
-  out.u8(OP.END)
-  out.varint(n)
-  out.bytes(check)
+  writeTrailer(out, n, check)
   return [out.filled()]
+}
+
+// The format's fixed parts (delta-format.ts), written by DeltaWriter and storedDelta alike.
+
+function writeHeader(w: ByteWriter, seedSize: number, fast: boolean): void {
+  for (const m of DELTA_MAGIC) w.u8(m)
+  w.u8(fast ? DELTA_VERSION_FAST_CHECK : DELTA_VERSION)
+  w.varint(seedSize)
+}
+
+function writeFrameHeader(w: ByteWriter, codec: CodecId, rawLength: number, storedLength: number): void {
+  w.u8(OP.FRAME)
+  w.u8(codec)
+  w.varint(rawLength)
+  w.varint(storedLength)
+}
+
+function writeTrailer(w: ByteWriter, targetSize: number, check: Uint8Array): void {
+  w.u8(OP.END)
+  w.varint(targetSize)
+  w.bytes(check)
+}
+
+/** The trailer's bytes of `check`: its SHA-256 (format version 1), or with `fast` its 16-byte
+ *  XXH3-128 (version 2); INTERNAL when it is not of that length. */
+function checkBytes(check: TargetCheck, fast: boolean): Uint8Array {
+  const bytes = isFastCheck(check) ? check : Buffer.from(check, 'hex')
+  const want = fast ? STREAM_CHECK_BYTES : DIGEST_BYTES
+  if (bytes.length !== want) throw new DsyncError('INTERNAL', `delta trailer: a ${bytes.length}-byte check where the format has ${want}`)
+  return bytes
 }

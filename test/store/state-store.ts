@@ -12,6 +12,9 @@ import { tempTree } from '../support/temp.js'
 
 const params = TEST_PARAMS
 
+/** A folder's summary (§4.9), made up: 16 bytes of `n`. */
+const summary = (n: number): Uint8Array => new Uint8Array(16).fill(n)
+
 t.test('a store survives close and reopen, records and bases intact', async (t) => {
   const root = await tempTree(t)
   const rec = recordOf('docs/a.bin', randomBytes(1, 5000), params, { mtimeMs: 1234.5, mode: 0o755 })
@@ -44,8 +47,7 @@ t.test('a folder\'s cover of the bases holds until a base under it is written or
   const root = await tempTree(t)
   const store = await Store.open(root, { params })
   t.teardown(() => store.close())
-  const h = (n: number): Uint8Array => new Uint8Array(16).fill(n)
-  const covers: [string, Uint8Array][] = [['', h(1)], ['a', h(2)], ['a/b', h(3)], ['z', h(4)]]
+  const covers: [string, Uint8Array][] = [['', summary(1)], ['a', summary(2)], ['a/b', summary(3)], ['z', summary(4)]]
   const writes: [string, string, () => Promise<void>][] = [
     ['setBase', 'a', () => store.setBase('a/x', { size: 1, mtimeMs: 1 })],
     ['setBases', 'a/b', () => store.setBases([['a/b/y', { size: 2, mtimeMs: 2 }]])],
@@ -62,17 +64,17 @@ t.test('a folder\'s cover of the bases holds until a base under it is written or
     }
   }
   await store.setBases([], covers)
-  t.notOk(store.covered('a', h(9)), 'a cover is of one summary')
+  t.notOk(store.covered('a', summary(9)), 'a cover is of one summary')
   await store.put(recordOf('a/d', randomBytes(4, 100)))
-  t.ok(store.covered('a', h(2)), 'a record without a base keeps it')
+  t.ok(store.covered('a', summary(2)), 'a record without a base keeps it')
   // A build before the covers drops the meta key they hang on at every base write: none holds.
   const { open } = (await import('lmdb'))
   const env = open({ path: join(root, '.dsync', 'state.mdb'), maxDbs: 16, compression: false })
   await env.openDB({ name: 'meta' }).remove('basesCover')
   await env.close()
-  t.notOk(store.covered('z', h(4)), 'an older build\'s base write voids every cover')
-  await store.setBases([], [['z', h(4)]])
-  t.ok(store.covered('z', h(4)) && !store.covered('a', h(2)), 'noted anew, the earlier ones gone')
+  t.notOk(store.covered('z', summary(4)), 'an older build\'s base write voids every cover')
+  await store.setBases([], [['z', summary(4)]])
+  t.ok(store.covered('z', summary(4)) && !store.covered('a', summary(2)), 'noted anew, the earlier ones gone')
 
   const pairs = store.pairBases()
   const base: PairBase = { kind: 'file', size: 1, mtimeMs: 1, mode: 0o644 }
@@ -80,18 +82,18 @@ t.test('a folder\'s cover of the bases holds until a base under it is written or
   await pairs.update('peer2', new Map(), covers)
   t.ok(covers.every(([dir, hash]) => pairs.covered('peer1', dir, hash)), 'pair covers noted')
   await pairs.update('peer1', new Map())
-  t.ok(pairs.covered('peer1', 'a/b', h(3)), 'no change keeps them')
+  t.ok(pairs.covered('peer1', 'a/b', summary(3)), 'no change keeps them')
   await pairs.update('peer1', new Map([['a/x', base]]))
   t.same(covers.map(([dir, hash]) => pairs.covered('peer1', dir, hash)), [false, false, true, true], 'a change voids the covers of its folders, not those below or beside')
   await pairs.update('peer1', new Map([['z/y', null]]))
-  t.notOk(pairs.covered('peer1', 'z', h(4)), 'a removal too')
+  t.notOk(pairs.covered('peer1', 'z', summary(4)), 'a removal too')
   t.ok(covers.every(([dir, hash]) => pairs.covered('peer2', dir, hash)), 'another peer\'s stay')
-  t.notOk(pairs.covered('peer2', 'a', h(9)), 'a pair cover is of one summary')
+  t.notOk(pairs.covered('peer2', 'a', summary(9)), 'a pair cover is of one summary')
   const long = Array.from({ length: 5 }, (_, i) => `${i}`.padEnd(250, 'd')).join('/') // over 1024 bytes: keyed by its hash
-  await pairs.update('peer2', new Map(), [[long, h(5)]])
-  t.ok(pairs.covered('peer2', long, h(5)), 'a long folder\'s cover, keyed by its hash')
+  await pairs.update('peer2', new Map(), [[long, summary(5)]])
+  t.ok(pairs.covered('peer2', long, summary(5)), 'a long folder\'s cover, keyed by its hash')
   await pairs.update('peer2', new Map([[`${long}/x`, base]]))
-  t.notOk(pairs.covered('peer2', long, h(5)), 'voided as a short one\'s')
+  t.notOk(pairs.covered('peer2', long, summary(5)), 'voided as a short one\'s')
 })
 
 t.test('put and delete keep records, digests and the sampled index consistent', async (t) => {
@@ -276,8 +278,7 @@ t.test('puts made together take distinct ids, batch after batch, and void the co
   const root = await tempTree(t)
   const store = await Store.open(root, { params })
   t.teardown(() => store.close())
-  const h = (n: number): Uint8Array => new Uint8Array(16).fill(n)
-  const covers: [string, Uint8Array][] = [['', h(1)], ['p', h(2)], ['p/q', h(3)], ['r', h(4)], ['s', h(5)]]
+  const covers: [string, Uint8Array][] = [['', summary(1)], ['p', summary(2)], ['p/q', summary(3)], ['r', summary(4)], ['s', summary(5)]]
   await store.setBases([], covers)
   // Two batches of three, one tick each: ids are taken from the counter each batch left.
   const first = ['p/q/1', 'p/q/2', 'p/3'].map((path, i) => recordOf(path, randomBytes(50 + i, 500 + i)))
@@ -285,7 +286,7 @@ t.test('puts made together take distinct ids, batch after batch, and void the co
   t.same(covers.map(([dir, hash]) => store.covered(dir, hash)), [false, false, false, true, true], 'the root, p and p/q uncovered; r and s still covered')
   const second = ['r/4', 'r/5', 'p/6'].map((path, i) => recordOf(path, randomBytes(60 + i, 600 + i)))
   await Promise.all(second.map((r) => store.put(r)))
-  t.ok(store.covered('r', h(4)), 'records without bases leave the covers')
+  t.ok(store.covered('r', summary(4)), 'records without bases leave the covers')
   const all = [...first, ...second]
   // Files with the same id would find each other's content: each digest finds its own path only.
   for (const r of all) t.same(store.findByDigest(r.digest), [r.path], `${r.path} found by its own digest alone`)

@@ -19,6 +19,11 @@ async function touchLater(path: string, seconds: number): Promise<void> {
 }
 
 /** `n` small files in 13 folders, each its own content. */
+/** `n` listed files, the i-th at `pathOf(i)`, i bytes long. */
+function fileEntries(n: number, pathOf: (i: number) => string): FileEntry[] {
+  return Array.from({ length: n }, (_, i) => ({ path: pathOf(i), kind: 'file', size: i, mtimeMs: 1_700_000_000_000 + i, mode: 0o644 }))
+}
+
 function manyFiles(n: number): Record<string, string> {
   const files: Record<string, string> = {}
   for (let i = 0; i < n; i++) files[`d${i % 13}/f${i}.txt`] = `v0 of ${i}\n`
@@ -130,7 +135,7 @@ t.test('a push\'s pair bases are written as its files settle, a batch at a time;
   const pairs = store.pairBases()
   const peer = PeerBases.open(store, 'replica-a')!
   const batch = 1024 // SETTLED_BATCH
-  const entries: FileEntry[] = Array.from({ length: batch + 10 }, (_, i) => ({ path: `d${i % 50}/f${i}`, kind: 'file', size: i, mtimeMs: 1_700_000_000_000 + i, mode: 0o644 }))
+  const entries = fileEntries(batch + 10, (i) => `d${i % 50}/f${i}`)
   await pairs.update('replica-a', new Map([[entries[batch + 1]!.path, { kind: 'file', size: 1, mtimeMs: 1, mode: 0o644 }]]))
   peer.note(entries)
   for (const e of entries.slice(0, batch - 1)) peer.settled({ path: e.path, action: 'new' })
@@ -158,7 +163,7 @@ t.test('a push that ends early leaves the pair bases of the files it settled, an
   t.teardown(() => store.close())
   const pairs = store.pairBases()
   const peer = PeerBases.open(store, 'replica-b')!
-  const entries: FileEntry[] = Array.from({ length: 3000 }, (_, i) => ({ path: `f${i}`, kind: 'file', size: i, mtimeMs: 1_700_000_000_000 + i, mode: 0o644 }))
+  const entries = fileEntries(3000, (i) => `f${i}`)
   peer.note(entries)
   for (const e of entries.slice(0, 2048)) peer.settled({ path: e.path, action: 'new' })
   // The session fails here: record is never called, and the session waits for what was started.

@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { loadCodecs } from '../src/compress/index.js'
 
 /** What `npm run bench` runs with no argument (issue 2: chunking, hashing, similarity). */
 const DEFAULT_SET = ['chunk', 'hash', 'similarity']
@@ -62,6 +63,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2
   }
   withoutExtraCaCerts()
+  // The library's modules are imported one by one here: zstd loads first (src/compress/codec.ts).
+  await loadCodecs()
   for (const name of names) {
     console.log(`\n=== bench/${name}.ts ===`)
     const mod = (await import(`./${name}.js`)) as Partial<BenchModule>

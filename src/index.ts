@@ -9,6 +9,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import type { ChunkerKind } from './chunk/index.js'
+import { loadCodecs } from './compress/index.js'
 import { computeSignature, decodeSignature, encodeDelta, encodeSignature, MAX_SIGNATURE_BYTES, type DeltaStats } from './delta/index.js'
 import { DsyncError } from './errors.js'
 import { measureSimilarity, openFileSource, patchFile, regularFileSize, writeAtomically, type SimilarityResult } from './fs/index.js'
@@ -16,6 +17,9 @@ import { DEFAULT_PORT } from './net/index.js'
 import { DEFAULT_METRIC, DEFAULT_THRESHOLD, type MetricName } from './similarity/index.js'
 import * as sync from './sync/index.js'
 import type { FileDigest } from './types.js'
+
+// zstd loads once, here, before anything of the library can compress or decompress a frame.
+await loadCodecs()
 
 export * from './types.js'
 export { DsyncError, isDsyncError, type ErrorCode } from './errors.js'

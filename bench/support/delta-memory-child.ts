@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { loadCodecs } from '../../src/compress/index.js'
 import { openFileSource } from '../../src/fs/index.js'
 import { dsyncRound } from './delta-dsync.js'
 import { peakRss } from './memory.js'
@@ -34,6 +35,7 @@ async function fileSha256(path: string): Promise<string> {
 }
 
 const [seed = '', target = '', dir = ''] = process.argv.slice(2)
+await loadCodecs()
 const baseRss = ownPeakRss()
 const out = join(dir, 'dsync-big.out')
 const c0 = process.cpuUsage()

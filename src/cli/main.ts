@@ -54,6 +54,12 @@ export function buildProgram(ctx: CliContext): Command {
       outputError: () => undefined,
     })
     .addHelpText('after', '\nExit codes:\n' + EXIT_CODE_TABLE.map(([n, s]) => `  ${String(n).padStart(3)}  ${s}`).join('\n') + '\n')
+    // Every action reads or writes compressed frames (or may: the library's sessions, deltas,
+    // signatures); zstd loads before it runs, and never for --version, --help or a usage error.
+    .hook('preAction', async () => {
+      const { loadCodecs } = await import('../compress/index.js')
+      await loadCodecs()
+    })
   registerDemo(program, ctx)
   registerServe(program, ctx)
   registerPushPull(program, ctx)

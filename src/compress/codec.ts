@@ -22,10 +22,30 @@ export type CodecId = (typeof CODEC)[keyof typeof CODEC]
  * a whole-file send of text runs ~100 MB/s per CPU second instead of ~190. Where neither loads
  * (no WebAssembly), literals go out as deflate, and the codec id in each frame tells the reader.
  */
-const ZSTD_BACKENDS: readonly ZstdBackend[] = await loadZstdBackends()
-const ZSTD: ZstdBackend | null = ZSTD_BACKENDS[0] ?? null
-/** The zstd that takes a dictionary (the wasm one: Node's own takes none before 24.x). */
-const ZSTD_DICT = ZSTD_BACKENDS.find((b) => b.withDictionary !== undefined)?.withDictionary ?? null
+/** The zstd preferred here and the one that takes a dictionary (the wasm one: Node's own takes
+ *  none before 24.x); null where none loads. Undefined until loadCodecs() has resolved. */
+let backends: { readonly zstd: ZstdBackend | null; readonly zstdDict: NonNullable<ZstdBackend['withDictionary']> | null } | undefined
+let loading: Promise<void> | undefined
+
+/**
+ * Loads zstd: once, later calls return the first call's promise. Every entry point awaits it
+ * before its first frame: the CLI's main(), the library's index, the bench and the tests'
+ * set-up (test/support/codecs.ts, which .taprc preloads). Not a top-level await in this module,
+ * as it was: the CLI runs as one CommonJS script whose compiled code V8 keeps between runs
+ * (src/cli/code-cache.ts), and a script has no top-level await.
+ */
+export function loadCodecs(): Promise<void> {
+  loading ??= loadZstdBackends().then((found) => {
+    backends = { zstd: found[0] ?? null, zstdDict: found.find((b) => b.withDictionary !== undefined)?.withDictionary ?? null }
+  })
+  return loading
+}
+
+/** The zstd backends loaded, preferred first; a bug (INTERNAL) before loadCodecs() has resolved. */
+function loadedBackends(): NonNullable<typeof backends> {
+  if (backends === undefined) throw new DsyncError('INTERNAL', 'compression used before its codecs were loaded: await loadCodecs() at the entry point')
+  return backends
+}
 
 /**
  * zstd level for literals. Measured here on 1 MiB frames (with zstd-napi 0.0.13, our backend then,
@@ -46,12 +66,12 @@ export const DEFAULT_LEVEL = 3
 
 /** True when zstd is available on this machine (else literals use deflate). */
 export function hasZstd(): boolean {
-  return ZSTD !== null
+  return loadedBackends().zstd !== null
 }
 
 /** The zstd backend in use (`node:zlib`, `wasm`), or null when literals use deflate. */
 export function zstdBackendName(): string | null {
-  return ZSTD?.name ?? null
+  return loadedBackends().zstd?.name ?? null
 }
 
 /** One compressed frame: the codec used and the stored bytes. */
@@ -76,7 +96,8 @@ const THIN_PROBE_SLICES = 8
  * of random bytes then costs ~0.1 ms instead of ~9 ms of zstd (WebAssembly backend).
  */
 export function compressFrame(raw: Uint8Array, opts: { level?: number; codec?: CodecId; dictionary?: Uint8Array; thinProbe?: boolean } = {}): Frame {
-  const want = opts.codec ?? (ZSTD !== null ? CODEC.ZSTD : CODEC.DEFLATE)
+  const { zstd, zstdDict } = loadedBackends()
+  const want = opts.codec ?? (zstd !== null ? CODEC.ZSTD : CODEC.DEFLATE)
   if (want !== CODEC.STORED && opts.codec === undefined && looksIncompressible(raw, opts.thinProbe === true ? THIN_PROBE_SLICES : undefined)) {
     return { codec: CODEC.STORED, data: raw }
   }
@@ -84,16 +105,16 @@ export function compressFrame(raw: Uint8Array, opts: { level?: number; codec?: C
   // makes what repeats it cost little. Where zstd cannot take one, deflate can.
   const dict = opts.dictionary !== undefined && opts.dictionary.length > 0 ? opts.dictionary : undefined
   let packed: Uint8Array | null = null
-  if (want === CODEC.ZSTD && ZSTD !== null && dict === undefined) {
-    packed = ZSTD.compress(raw, opts.level ?? DEFAULT_LEVEL)
-  } else if (want === CODEC.ZSTD && ZSTD_DICT !== null && dict !== undefined) {
-    packed = ZSTD_DICT.compress(raw, dict, opts.level ?? DEFAULT_LEVEL)
+  if (want === CODEC.ZSTD && zstd !== null && dict === undefined) {
+    packed = zstd.compress(raw, opts.level ?? DEFAULT_LEVEL)
+  } else if (want === CODEC.ZSTD && zstdDict !== null && dict !== undefined) {
+    packed = zstdDict.compress(raw, dict, opts.level ?? DEFAULT_LEVEL)
   } else if (want !== CODEC.STORED) {
     packed = deflateRawSync(raw, { level: 6, ...(dict !== undefined && { dictionary: dict }) })
   }
   if (packed === null || packed.length >= raw.length) return { codec: CODEC.STORED, data: raw }
-  const zstd = want === CODEC.ZSTD && (dict === undefined ? ZSTD !== null : ZSTD_DICT !== null)
-  return { codec: zstd ? CODEC.ZSTD : CODEC.DEFLATE, data: packed }
+  const usedZstd = want === CODEC.ZSTD && (dict === undefined ? zstd !== null : zstdDict !== null)
+  return { codec: usedZstd ? CODEC.ZSTD : CODEC.DEFLATE, data: packed }
 }
 
 /**
@@ -103,6 +124,7 @@ export function compressFrame(raw: Uint8Array, opts: { level?: number; codec?: C
  */
 export function decompressFrame(codec: number, data: Uint8Array, rawLength: number, dictionary?: Uint8Array): Uint8Array {
   const dict = dictionary !== undefined && dictionary.length > 0 ? dictionary : undefined
+  const { zstd, zstdDict } = loadedBackends()
   const bad = (why: string, cause?: unknown): never => {
     throw new DsyncError('BAD_DATA', `corrupt literal frame: ${why}`, { cause })
   }
@@ -111,18 +133,18 @@ export function decompressFrame(codec: number, data: Uint8Array, rawLength: numb
     return data
   }
   if (codec === CODEC.ZSTD) {
-    if (ZSTD === null) {
+    if (zstd === null) {
       throw new DsyncError('BAD_DATA', 'the delta uses zstd, which cannot load on this machine (no WebAssembly?); run dsync on Node 22.15 or newer, or without --jitless')
     }
     const declared = frameContentSize(data)
     if (declared === 'bad') bad('not a zstd frame')
     if (declared !== 'unknown' && declared !== rawLength) bad(`zstd frame header says ${declared} bytes, declared ${rawLength}`)
-    if (dict !== undefined && ZSTD_DICT === null) {
+    if (dict !== undefined && zstdDict === null) {
       throw new DsyncError('BAD_DATA', 'the frame uses a zstd dictionary, which this machine\'s zstd cannot take; run dsync on Node 20 or newer with WebAssembly')
     }
     let out: Uint8Array = new Uint8Array(0)
     try {
-      out = dict === undefined ? ZSTD.decompress(data, rawLength) : ZSTD_DICT!.decompress(data, dict, rawLength)
+      out = dict === undefined ? zstd.decompress(data, rawLength) : zstdDict!.decompress(data, dict, rawLength)
     } catch (err) {
       bad('zstd cannot decode it', err)
     }

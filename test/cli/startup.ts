@@ -10,46 +10,38 @@ import { tempTree } from '../support/temp.js'
 // What `dsync` loads to start (issue 8, LAZY_LOAD in src/cli/main.ts): the commands register
 // their options with commander and import the library only when they run, so printing the
 // version, a help or a usage error loads none of sync/, net/, store/ or compress/ (nor ws,
-// lmdb, zstd, cli-progress). This checks which modules are loaded, not how long they take:
-// bench/startup.ts has the timings.
+// lmdb, zstd, cli-progress). The modules are those of dist/src, run one by one
+// (test/support/cli-modules.ts): the bundle bin/dsync.js runs is one script that holds them all
+// (bin/bundle.js), and runs each only when first needed, as here. This checks which modules are
+// loaded, not how long they take: bench/startup.ts has the timings.
 
 const BIN = fileURLToPath(new URL('../../../bin/dsync.js', import.meta.url))
+const MODULES_CLI = fileURLToPath(new URL('../support/cli-modules.js', import.meta.url))
 const MODULE_LOG = fileURLToPath(new URL('../support/module-log.js', import.meta.url))
 const DIST_SRC = new URL('../../src/', import.meta.url).href
-const ROOT = new URL('../../../', import.meta.url)
-const BUNDLE = new URL('../../bundle/', import.meta.url).href
+const BUNDLE = new URL('../../bundle/', import.meta.url)
 const DIST = new URL('../../', import.meta.url)
 const HEAVY_LAYERS = ['sync', 'net', 'store', 'compress']
 const HEAVY_PACKAGES = ['ws', 'lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'cli-progress']
+/** Packages the bundle leaves out (bin/bundle.js), which its runs show too, and which a push
+ *  loads before it connects (lmdb comes with the tree's state, after). */
+const UNBUNDLED_PACKAGES = ['msgpackr', '@bokuweb/zstd-wasm']
 
-/** Runs the real executable with `args`; returns its exit code and the modules it loaded. */
-async function loadedBy(args: readonly string[]): Promise<{ code: number; modules: string[]; files: string[] }> {
+/** Runs `script` (the real executable, or the CLI's modules) with `args`; returns its exit code
+ *  and the modules it loaded. */
+async function loadedBy(args: readonly string[], script = MODULES_CLI): Promise<{ code: number; modules: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'dsync-modules-'))
   try {
     const log = join(dir, 'modules.txt')
     const code = await new Promise<number>((resolve, reject) => {
-      execFile(process.execPath, ['--import', MODULE_LOG, BIN, ...args], { env: { ...process.env, DSYNC_MODULE_LOG: log } }, (err) =>
+      execFile(process.execPath, ['--import', MODULE_LOG, script, ...args], { env: { ...process.env, DSYNC_MODULE_LOG: log, DSYNC_CACHE_DIR: '' } }, (err) =>
         err === null ? resolve(0) : typeof err.code === 'number' ? resolve(err.code) : reject(err),
       )
     })
-    const files = (await readFile(log, 'utf8')).split('\n').filter(Boolean)
-    return { code, modules: await unbundled(files), files }
+    return { code, modules: (await readFile(log, 'utf8')).split('\n').filter(Boolean) }
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
-}
-
-/** The modules loaded, with each chunk of the bundle (bin/bundle.js, when bin/dsync.js runs it)
- *  replaced by the modules esbuild put in it (dist/bundle/meta.json). */
-async function unbundled(modules: readonly string[]): Promise<string[]> {
-  if (!modules.some((m) => m.startsWith(BUNDLE))) return [...modules]
-  const meta = JSON.parse(await readFile(new URL('meta.json', BUNDLE), 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> }
-  return modules.flatMap((m) => {
-    if (!m.startsWith(BUNDLE)) return [m]
-    const out = meta.outputs[`dist/bundle/${m.slice(BUNDLE.length)}`]
-    if (out === undefined) throw new Error(`${m}: not a chunk of dist/bundle/meta.json (a stale bundle?)`)
-    return Object.keys(out.inputs).map((input) => new URL(input, ROOT).href)
-  })
 }
 
 /** The loaded modules of the heavy layers and packages, as `net/index.js`, `ws/lib/sender.js`. */
@@ -96,11 +88,16 @@ t.test('serve\'s caps show their defaults (the server\'s own, src/choices.ts) in
 
 t.test('bin/dsync.js runs the bundle when it was built after the last compile (as npm test leaves it), else the compiled modules', async (t) => {
   const mtime = async (u: URL): Promise<number | undefined> => (await stat(u).catch(() => undefined))?.mtimeMs
-  const bundled = await mtime(new URL('main.js', BUNDLE))
+  const bundled = await mtime(new URL('build.json', BUNDLE))
   const built = [await mtime(new URL('.tsbuildinfo', DIST)), await mtime(new URL('.tsbuildinfo-build', DIST))].filter((x) => x !== undefined)
   const fresh = bundled !== undefined && built.every((x) => bundled > x)
-  const { code, files } = await loadedBy(['--version'])
+  const { code, modules } = await loadedBy(['--version'], BIN)
   t.equal(code, 0)
-  t.equal(files.includes(`${BUNDLE}main.js`), fresh, fresh ? 'the bundle ran' : 'no fresh bundle: not run')
-  t.equal(files.includes(`${DIST_SRC}cli/main.js`), !fresh, fresh ? 'the modules did not' : 'the compiled modules ran')
+  t.equal(modules.includes(`${DIST_SRC}cli/code-cache.js`), fresh, fresh ? 'the bundle ran (through code-cache.js)' : 'no fresh bundle: not run')
+  t.equal(modules.includes(`${DIST_SRC}cli/main.js`), !fresh, fresh ? 'the modules did not' : 'the compiled modules ran')
+  t.same(heavy(modules), [], 'and --version loads none of the packages left out of it')
+  if (!fresh) return
+  const push = await loadedBy(['push', await tempTree(t, { 'a.txt': 'alpha' }), 'ws://127.0.0.1:1'], BIN)
+  t.equal(push.code, 6, 'nothing listens on port 1: NETWORK')
+  for (const p of UNBUNDLED_PACKAGES) t.ok(push.modules.some((m) => m.includes(`/node_modules/${p}/`)), `a push from the bundle loads ${p}`)
 })

@@ -46,7 +46,9 @@ start=$SECONDS
 npm ci --cache "$work/npm-cache" --no-audit --no-fund --loglevel=error
 installed=$SECONDS
 # The CLI runs bundled (bin/bundle.js, the prepare script): esbuild's binary is an npm package too.
-[ -f dist/bundle/main.js ] || { echo "fresh-install: npm ci made no dist/bundle/main.js" >&2; exit 1; }
+[ -f dist/bundle/dsync.cjs ] && [ -f dist/bundle/build.json ] || { echo "fresh-install: npm ci made no dist/bundle/dsync.cjs and build.json" >&2; exit 1; }
+# The code V8 compiled for the bundle is kept here (src/cli/code-cache.ts), not in the home's cache.
+export DSYNC_CACHE_DIR="$work/code-cache"
 out="$(npx --cache "$work/npm-cache" dsync demo 2>&1)" || {
   echo "$out" >&2
   echo "fresh-install: npx dsync demo failed" >&2
@@ -56,4 +58,5 @@ case "$out" in
   *"$DEMO_OK"*yes*) ;;
   *) echo "$out" >&2; echo "fresh-install: the demo did not print: $DEMO_OK" >&2; exit 1 ;;
 esac
+ls "$DSYNC_CACHE_DIR"/demo-*.v8 >/dev/null 2>&1 || { echo "fresh-install: the demo left no compiled code in $DSYNC_CACHE_DIR" >&2; exit 1; }
 echo "fresh-install: ok (npm ci $((installed - start)) s, npx dsync demo $((SECONDS - installed)) s; no compiler on PATH, empty npm cache)"

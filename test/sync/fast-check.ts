@@ -200,6 +200,7 @@ t.test('where no XXH3-128 can load (node --jitless --no-addons: no WebAssembly, 
   const script = `
     const { localVersions } = await import(${JSON.stringify(new URL('../../src/net/handshake.js', import.meta.url).href)})
     const { encodeDelta, EMPTY_SIGNATURE } = await import(${JSON.stringify(new URL('../../src/delta/index.js', import.meta.url).href)})
+    await (await import(${JSON.stringify(new URL('../../src/compress/index.js', import.meta.url).href)})).loadCodecs()
     let version
     for await (const b of encodeDelta(EMPTY_SIGNATURE, [new Uint8Array(10)], { fastCheck: true }).bytes) { version ??= b[3] }
     console.log(JSON.stringify({ versions: await localVersions(), version }))`

@@ -1,4 +1,4 @@
-import { GearScan, maskOf } from './gear-scan.js'
+import { GearScan, LONG_WINDOW, maskOf } from './gear-scan.js'
 import type { SketchOptions } from './sketch.js'
 import { gearKernel } from './sketch-wasm.js'
 
@@ -20,6 +20,16 @@ import { gearKernel } from './sketch-wasm.js'
  * Memory: one entry per distinct key above the level (about 2n); a file built so that most of
  * its anchors share one level and differ (its own sender's file: it costs only that sender)
  * holds more.
+ *
+ * Given the file's size, the level starts where a file of that size would be sure to keep n keys
+ * above (startLevel) instead of at 0: the loop then skips the positions that could not be among
+ * the highest, and runs in WebAssembly from the start, where it ran in JavaScript until the level
+ * reached KERNEL_LEVEL: ~32 KiB of a 256 KiB file for 64 keys, ~4 KiB for 8, in a new process
+ * (a push's) before V8 has optimized that loop. 40 files of 256 KiB (64 keys) and 50 of 20 KiB
+ * of text (8), in a new process, by hand: the JavaScript loop and its anchors were ~57 of ~85 ms.
+ * The keys are the same: any key among the n highest stands at or above the start, unless fewer
+ * than n distinct keys do (a file of a few repeated bytes); finish() then says so (undefined),
+ * and the file is fed again to a finder without the size.
  */
 export class TopAnchors {
   readonly #n: number
@@ -32,9 +42,13 @@ export class TopAnchors {
   #nextLook: number
   readonly #gear: GearScan
 
+  /** the level the loop started at (startLevel of the size given, else 0) */
+  readonly #start: number
+
   /** `key`: an anchor's key from its h and prior (the index's posting key). `kernel` as for a
-   *  sketch (tests run both). */
-  constructor(n: number, key: (short: number, prior: number) => number, opts: Pick<SketchOptions, 'kernel'> = {}) {
+   *  sketch (tests run both). `size`: the file's size in bytes, to start the level where that
+   *  size allows (see the class's comment). */
+  constructor(n: number, key: (short: number, prior: number) => number, opts: Pick<SketchOptions, 'kernel'> & { size?: number } = {}) {
     const kernel = opts.kernel === 'js' ? undefined : gearKernel()
     if (opts.kernel === 'wasm' && kernel === undefined) throw new Error('the WebAssembly sketch kernel is not available in this runtime')
     // JavaScript while the level is low: nearly every position passes, and the kernel would stop at each.
@@ -42,6 +56,8 @@ export class TopAnchors {
     this.#n = n
     this.#key = key
     this.#nextLook = 2 * n
+    this.#start = opts.size === undefined ? 0 : startLevel(opts.size, n)
+    this.#level = this.#start
   }
 
   /** Feeds the next bytes of the file. `data` is not kept. */
@@ -70,8 +86,11 @@ export class TopAnchors {
     this.#nextLook = Math.max(2 * this.#n, 2 * this.#best.size)
   }
 
-  /** The keys of the n highest anchors (fewer when the file has fewer), highest first. */
-  finish(): number[] {
+  /** The keys of the n highest anchors (fewer when the file has fewer), highest first; undefined
+   *  when the level started above 0 and fewer than n keys stood there: feed the file again to a
+   *  finder made without its size. */
+  finish(): number[] | undefined {
+    if (this.#start > 0 && this.#best.size < this.#n) return undefined
     const ranked = [...this.#best].sort(([, a], [, b]) => (before(a[0], a[2], b[0], b[2]) ? -1 : 1))
     return ranked.slice(0, this.#n).map(([key]) => key)
   }
@@ -79,6 +98,18 @@ export class TopAnchors {
 
 /** From this level on the WebAssembly loop takes over (~1 position in 256 stops it). */
 const KERNEL_LEVEL = 8
+
+/**
+ * The level a file of `size` bytes can start at for its n highest keys: the highest at which it
+ * has ~8n positions on average (a position clears level L with probability 2^-L), so that fewer
+ * than n distinct keys stand there only in files whose anchors repeat (runs, short periods, the
+ * same lines over and over). 20 KiB for 8 keys: level 8; 256 KiB for 64: 9; 1 MiB for 64: 11.
+ */
+function startLevel(size: number, n: number): number {
+  let level = 0
+  while (level < 31 && (size - LONG_WINDOW) / 2 ** (level + 1) >= 8 * n) level++
+  return level
+}
 
 /** Whether the anchor (short, place) ranks before (short2, place2): more leading zero bits,
  *  then the smaller h, then the earlier place (probeAnchorKeys' order). */

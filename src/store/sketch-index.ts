@@ -85,8 +85,9 @@ export function probeAnchorKeys(s: Sketch, n: number): number[] {
 }
 
 /** What finds probeAnchorKeys(sketch of a file, n) from the file's bytes, fed to it in order,
- *  without building the sketch (a probe needs only these keys: TopAnchors says why). */
-export function probeAnchorFinder(n: number, opts: { kernel?: 'wasm' | 'js' } = {}): TopAnchors {
+ *  without building the sketch (a probe needs only these keys: TopAnchors says why). Given the
+ *  file's `size`, faster, and its finish() may ask for the bytes again (TopAnchors). */
+export function probeAnchorFinder(n: number, opts: { kernel?: 'wasm' | 'js'; size?: number } = {}): TopAnchors {
   return new TopAnchors(n, postingKey, opts)
 }
 

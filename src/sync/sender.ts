@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { POSTED_BYTES, probeAnchorFinder, sampleChunks, type FileRecord } from '../store/index.js'
 import { digestBytes } from '../hash/index.js'
-import { encodeSketchWithin, sketchStream } from '../similarity/index.js'
+import { encodeSketchWithin, sketchStream, type TopAnchors } from '../similarity/index.js'
 import { BUNDLE_FILE_BYTES, BundleBuilder } from './bundle.js'
 import { dataFrames } from './data-frames.js'
 import { ListOffer } from './list-offer.js'
@@ -653,7 +653,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       probed.add(msg.id)
       // A version-3 receiver also looks the file up by its similarity sketch's anchors, which
       // edits closer than a chunk leave in place (a 256 KiB file: ~2 ms of sketching).
-      const anchors = bundle !== undefined ? await sketchAnchors(msg.path, probeAnchorCount(rec.size)) : undefined
+      const anchors = bundle !== undefined ? await sketchAnchors(msg.path, rec.size) : undefined
       out.post({
         t: 'probe', id: msg.id, size: rec.size, keys: probeKeys(rec.chunks),
         ...(msg.digest === true && { digest: rec.digest }), ...(anchors !== undefined && { anchors }),
@@ -665,14 +665,18 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /** A probe's anchors (PROTOCOL.md §4.6): the sketch's top posting keys (found without the
    *  sketch: probeAnchorFinder), from the bytes read for the file's record when they are still
    *  kept, else read again; undefined when the file cannot be read now (the probe goes without
-   *  them). */
-  const sketchAnchors = async (path: string, n: number): Promise<number[] | undefined> => {
-    try {
-      const top = probeAnchorFinder(n)
+   *  them). The finder is given the file's size; in the rare file whose anchors repeat too much
+   *  for it, it asks for the bytes again, and a finder without the size takes them. */
+  const sketchAnchors = async (path: string, size: number): Promise<number[] | undefined> => {
+    const n = probeAnchorCount(size)
+    const feed = async (top: TopAnchors): Promise<number[] | undefined> => {
       const kept = files.keptContent(path)
       if (kept !== undefined) top.update(kept)
       else for await (const piece of openFileSource(await resolveInside(d.root, path), { signal, noFollow: true })) top.update(piece)
       return top.finish()
+    }
+    try {
+      return (await feed(probeAnchorFinder(n, { size }))) ?? (await feed(probeAnchorFinder(n)))
     } catch (err) {
       if (!isDsyncError(err) || err.code === 'ABORTED') throw err
       return undefined // Policy: no anchors; the keys alone, as an older sender's probe.

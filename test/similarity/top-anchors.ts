@@ -4,13 +4,16 @@ import { sketchBytes } from '../../src/similarity/index.js'
 import { probeAnchorFinder, probeAnchorKeys } from '../../src/store/index.js'
 import { randomBytes } from '../support/random.js'
 
-/** The finder's keys for `data` fed in pieces of `sizes` (cycled), by the given loop. */
-function found(data: Uint8Array, n: number, sizes: readonly number[], kernel: 'wasm' | 'js'): number[] {
-  const top = probeAnchorFinder(n, { kernel })
+/** The finder's keys for `data` fed in pieces of `sizes` (cycled), by the given loop; told the
+ *  file's size with `size` (then undefined when it asks for the bytes again). */
+function found(data: Uint8Array, n: number, sizes: readonly number[], kernel: 'wasm' | 'js'): number[]
+function found(data: Uint8Array, n: number, sizes: readonly number[], kernel: 'wasm' | 'js', size: number): number[] | undefined
+function found(data: Uint8Array, n: number, sizes: readonly number[], kernel: 'wasm' | 'js', size?: number): number[] | undefined {
+  const top = probeAnchorFinder(n, { kernel, ...(size !== undefined && { size }) })
   for (let at = 0, i = 0; at < data.length; i++) {
-    const size = sizes[i % sizes.length]!
-    top.update(data.subarray(at, at + size))
-    at += size
+    const piece = sizes[i % sizes.length]!
+    top.update(data.subarray(at, at + piece))
+    at += piece
   }
   return top.finish()
 }
@@ -69,4 +72,38 @@ t.test('fewer keys than asked when the file has fewer: none below 64 bytes, one 
   const run = found(new Uint8Array(100_000).fill(0), 8, [100_000], 'wasm')
   t.same(run, probeAnchorKeys(sketchBytes(new Uint8Array(100_000)), 8))
   t.ok(run.length < 8, `a run of zeros has ${run.length} distinct keys`)
+})
+
+t.test('told the file\'s size, the finder gives the same keys, or asks for the bytes again where too few keys stand at its start', async () => {
+  await fc.assert(
+    fc.property(bytes, fc.constantFrom(1, 2, 8, 32, 64), fc.array(fc.integer({ min: 1, max: 90_000 }), { minLength: 1, maxLength: 5 }), fc.constantFrom('wasm' as const, 'js' as const), (data, n, sizes, kernel) => {
+      const want = found(data, n, sizes, kernel)
+      const got = found(data, n, sizes, kernel, data.length)
+      return got === undefined ? want.length > 0 || data.length < 64 : JSON.stringify(got) === JSON.stringify(want)
+    }),
+    { numRuns: 200 },
+  )
+})
+
+t.test('random and text-like files told their size: the same keys, at the first reading', async () => {
+  await fc.assert(
+    fc.property(fc.integer({ min: 1_000, max: 300_000 }), fc.integer({ min: 0, max: 1000 }), fc.boolean(), fc.constantFrom(8, 32, 64), (size, seed, text, n) => {
+      const raw = randomBytes(seed, size)
+      const data = text ? Uint8Array.from(raw, (b) => [32, 101, 116, 97, 10, 111, 110, 115][b % 8]!) : raw
+      const got = found(data, n, [size], 'wasm', size)
+      return got !== undefined && JSON.stringify(got) === JSON.stringify(found(data, n, [size], 'wasm'))
+    }),
+    { numRuns: 60 },
+  )
+})
+
+t.test('a run or a short period told its size: asks for the bytes again (too few distinct keys), and a wrong size is caught', async (t) => {
+  const run = new Uint8Array(100_000).fill(0)
+  t.equal(found(run, 8, [run.length], 'wasm', run.length), undefined, 'a run of zeros: asked again')
+  const period = Uint8Array.from({ length: 200_000 }, (_, i) => (i % 3) * 37)
+  t.equal(found(period, 8, [period.length], 'wasm', period.length), undefined, 'a period of 3 bytes: asked again')
+  // A file that shrank between the listing and this read: told 1 MiB, fed 2 KiB.
+  const small = randomBytes(9, 2048)
+  const got = found(small, 8, [small.length], 'wasm', 1 << 20)
+  t.ok(got === undefined || JSON.stringify(got) === JSON.stringify(found(small, 8, [small.length], 'wasm')), 'never other keys')
 })

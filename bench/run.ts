@@ -4,7 +4,9 @@
  * here: a file bench/<name>.ts exporting `run(): Promise<void>` is found by name.
  */
 import { spawnSync } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadCodecs } from '../src/compress/index.js'
 
@@ -63,6 +65,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2
   }
   withoutExtraCaCerts()
+  // The dsync processes the benches start keep their compiled code (src/cli/code-cache.ts) here,
+  // not in the user's ~/.cache/dsync: each bench run starts without it, as a first install does,
+  // and warms it in its first runs.
+  const codeCache = process.env.DSYNC_CACHE_DIR === undefined ? mkdtempSync(join(tmpdir(), 'dsync-bench-code-cache-')) : undefined
+  if (codeCache !== undefined) process.env.DSYNC_CACHE_DIR = codeCache
   // The library's modules are imported one by one here: zstd loads first (src/compress/codec.ts).
   await loadCodecs()
   for (const name of names) {
@@ -74,6 +81,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     await mod.run()
   }
+  if (codeCache !== undefined) rmSync(codeCache, { recursive: true, force: true })
   return 0
 }
 

@@ -3,8 +3,8 @@
 // imports) into one CommonJS script, dist/bundle/dsync.cjs, which bin/dsync.js runs when it is
 // newer than the last compile, with the code V8 compiled for it in earlier runs
 // (src/cli/code-cache.ts). Run by `npm run build`, `npm test` and `npm install` (prepare), after
-// tsc. dist/bundle/build.json, written last, names the script and its build id (the SHA-256 of
-// its bytes, in the cache files' names).
+// tsc. The script's last line names its build (`//# dsync-build ID`: the start of the SHA-256 of
+// the rest), which the cache files' names carry; it is written whole (temp file, rename).
 //
 // Why (issue 8, bench/README.md "Startup"): loading ~150 modules of dist/ and ws, commander,
 // cli-progress, ignore, @noble/hashes one by one (resolve, stat, read, compile each) was most of
@@ -17,28 +17,41 @@
 // helpers.
 import { build } from 'esbuild'
 import { createHash } from 'node:crypto'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const out = new URL('../dist/bundle/dsync.cjs', import.meta.url)
+const out = fileURLToPath(new URL('../dist/bundle/dsync.cjs', import.meta.url))
 
-// A bundle of an older build must not outlive it, nor its map and build.json.
+// A bundle of an older build must not outlive it, nor its map.
 await rm(new URL('../dist/bundle', import.meta.url), { recursive: true, force: true })
-await build({
+await mkdir(new URL('../dist/bundle', import.meta.url), { recursive: true })
+const result = await build({
   absWorkingDir: root,
   entryPoints: ['dist/src/cli/main.js'],
-  outfile: fileURLToPath(out),
+  outfile: out,
   bundle: true,
   format: 'cjs',
   platform: 'node',
   target: 'node20',
   sourcemap: 'linked',
   logLevel: 'warning',
+  write: false,
   external: ['lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'xxhash-addon', 'bufferutil', 'utf-8-validate'],
-  // The one `import.meta.url` (src/packages.ts: requirePackage) is the script's own URL.
+  // The one `import.meta.url` (src/packages.ts: requirePackage) is the script's own URL. The
+  // banner opens with "use strict": the sources are ES modules, strict, and a directive counts
+  // only at the very start of the script (esbuild's own comes after the banner).
   define: { 'import.meta.url': '__dsyncScriptUrl' },
-  banner: { js: "var __dsyncScriptUrl = require('node:url').pathToFileURL(__filename).href;" },
+  banner: { js: "'use strict';\nvar __dsyncScriptUrl = require('node:url').pathToFileURL(__filename).href;" },
 })
-const id = createHash('sha256').update(await readFile(out)).digest('hex').slice(0, 16)
-await writeFile(new URL('../dist/bundle/build.json', import.meta.url), JSON.stringify({ entry: 'dsync.cjs', id }) + '\n')
+for (const file of result.outputFiles) {
+  if (file.path !== out) {
+    await writeFile(file.path, file.contents)
+    continue
+  }
+  // runCached runs the script with no loader for import(): none may be left in it.
+  if (/\bimport\(/.test(file.text)) throw new Error(`${out}: a dynamic import() is left in the bundle; bundle its module, or load it with require`)
+  const id = createHash('sha256').update(file.contents).digest('hex').slice(0, 16)
+  await writeFile(`${out}.tmp`, `${file.text}//# dsync-build ${id}\n`)
+  await rename(`${out}.tmp`, out)
+}

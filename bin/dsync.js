@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // dsync's executable: hands the real process to the CLI and sets the exit code.
-import { readFileSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 // libuv's thread pool runs every asynchronous file call; its default of 4 threads filled up with
@@ -28,16 +28,15 @@ function freshBundle() {
   }
   // tsc rewrites its build info whenever it emits; an installed package has none (and all its
   // files one time). A tie (a coarse clock) goes to the modules: slower, never stale.
-  const bundled = mtime('../dist/bundle/build.json')
+  const bundled = mtime('../dist/bundle/dsync.cjs')
   const built = [mtime('../dist/.tsbuildinfo'), mtime('../dist/.tsbuildinfo-build')].filter((t) => t !== undefined)
   if (bundled === undefined || !built.every((t) => bundled > t)) return undefined
-  return JSON.parse(readFileSync(new URL('../dist/bundle/build.json', import.meta.url), 'utf8'))
+  return fileURLToPath(new URL('../dist/bundle/dsync.cjs', import.meta.url))
 }
 
-async function runBundle({ entry, id }) {
-  const { cacheDir, cacheFileFor, runCached } = await import('../dist/src/cli/code-cache.js')
-  const dir = cacheDir(process.env)
-  return runCached(fileURLToPath(new URL(`../dist/bundle/${entry}`, import.meta.url)), dir === undefined ? undefined : cacheFileFor(dir, id, argv))
+async function runBundle(file) {
+  const { cacheDir, commandOf, runCached } = await import('../dist/src/cli/code-cache.js')
+  return runCached(file, cacheDir(process.env), commandOf(argv))
 }
 
 const controller = new AbortController()

@@ -1,31 +1,42 @@
 /**
  * Runs the bundled CLI (bin/bundle.js: dist/bundle/dsync.cjs, one CommonJS script) with the code
  * V8 compiled for it in earlier runs, kept in the user's cache directory. bin/dsync.js uses it
- * when the bundle is fresh; nothing else loads this module, and it loads nothing of dsync.
+ * when the bundle is fresh; nothing else loads this module, and it loads only Node's.
  *
  * Why (issue 8): most of a small push is starting. V8 parses ~1 MB of JavaScript and compiles
  * each function the first time it runs, in every process. Given the code of an earlier run, it
- * does neither. By hand, a no-op push of 10 files (8 runs each, in turns, one server):
- * 234–256 ms wall the bundle as ES modules, 245 ms as this script without a cache, 190–207 ms
- * with it. Node 20 can keep V8's code for a script (vm.Script's cachedData) but not for ES
- * modules (module.enableCompileCache came with Node 22), hence one script.
+ * does neither. By hand, a no-op push of 10 files (10 runs each, in turns, one server): 333 ms
+ * wall with the bundle as ES modules, 307 ms as this script without a cache, 258 ms with it
+ * (bench/README.md "Startup"). Node 20 can keep V8's code for a script (vm.Script's cachedData)
+ * but not for ES modules (module.enableCompileCache came with Node 22), hence one script.
  *
- * One cache file per command (`push`, `serve`, … `cli` for --version and --help): each holds the
- * functions its command ran, and --version does not load push's. Written after a run that
+ * One cache file per command (`push`, `serve`, … `cli` for --version and the helps): each holds
+ * the functions its command ran, and --version does not load push's. Written after a run that
  * ended well (exit 0) while the file is missing, damaged, refused by V8 (another Node, other V8
- * flags) or still young: rewritten after each of its first GENERATIONS runs, since a
- * first push of new files compiles other functions than the pushes of edits that follow. Files
- * of other builds of the same command are removed as a new one is written.
+ * flags) or young: rewritten after each of its first GENERATIONS runs, since a first push of new
+ * files compiles other functions than the pushes of edits that follow. Files of other builds of
+ * the same command (same Node) are removed as a new one is written.
+ *
+ * A cache file is code this process will run: it is used only from an absolute directory that
+ * this user owns and no one else may write, only as a regular file of this user (never through
+ * a symlink), and only when its SHA-1 matches (V8 does not check its own data: a damaged file
+ * crashed node). Anything else, and the script is compiled from source as without a cache.
  */
-import { createHash } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { randomBytes, createHash } from 'node:crypto'
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
 import { createRequire, Module } from 'node:module'
 import { homedir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, isAbsolute, join } from 'node:path'
 import { Script } from 'node:vm'
 
 /** Runs after which a cache file is no longer rewritten (its last byte counts them). */
 export const GENERATIONS = 3
+
+/** Largest cache file read: a push's is ~0.7 MB. */
+const MAX_CACHE_BYTES = 64 * 1024 * 1024
+
+/** A temp file this old is a writer's that died before its rename. */
+const STALE_TEMP_MS = 10 * 60 * 1000
 
 /** What became of the cache for this run. */
 export type CacheUse = 'none' | 'accepted' | 'rejected'
@@ -33,8 +44,8 @@ export type CacheUse = 'none' | 'accepted' | 'rejected'
 export interface CachedRun<T> {
   /** The script's `module.exports`. */
   readonly exports: T
-  /** 'none': no cache file (or no cache directory); 'accepted': V8 used it; 'rejected': damaged
-   *  (its check failed), or V8 refused it; the script was compiled from source. */
+  /** 'none': no cache file, or no cache directory to use; 'accepted': V8 used it; 'rejected':
+   *  damaged (its check failed), or V8 refused it; the script was compiled from source. */
   readonly cache: CacheUse
   /** Writes this run's compiled code for the next runs when the file is missing, refused or
    *  young (see the module's comment); else nothing. Never throws: a cache is only a help. */
@@ -43,35 +54,45 @@ export interface CachedRun<T> {
 
 /**
  * Where dsync keeps its cache: DSYNC_CACHE_DIR when set (empty: no cache), else
- * $XDG_CACHE_HOME/dsync, else ~/.cache/dsync. Undefined when there is none to use.
+ * $XDG_CACHE_HOME/dsync, else ~/.cache/dsync. Undefined when there is none to use: each must be
+ * an absolute path (a relative one would put code to run in whatever directory dsync runs in,
+ * often a synced tree; the XDG spec ignores relative ones too).
  */
 export function cacheDir(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.DSYNC_CACHE_DIR !== undefined) return env.DSYNC_CACHE_DIR === '' ? undefined : env.DSYNC_CACHE_DIR
-  if (env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME !== '') return join(env.XDG_CACHE_HOME, 'dsync')
+  const absolute = (p: string | undefined): string | undefined => (p !== undefined && isAbsolute(p) ? p : undefined)
+  if (env.DSYNC_CACHE_DIR !== undefined) return absolute(env.DSYNC_CACHE_DIR)
+  const xdg = absolute(env.XDG_CACHE_HOME)
+  if (xdg !== undefined) return join(xdg, 'dsync')
+  let home: string | undefined
   try {
-    return join(homedir(), '.cache', 'dsync')
+    home = absolute(homedir())
   } catch {
     // Policy: no home directory (a system user without one): run without a cache.
-    return undefined
   }
+  return home === undefined ? undefined : join(home, '.cache', 'dsync')
 }
 
-/** The cache file of a command (argv[0] when it is a word, else `cli`) for build `buildId`. */
-export function cacheFileFor(dir: string, buildId: string, argv: readonly string[]): string {
-  const command = /^[a-z]{1,16}$/.test(argv[0] ?? '') ? argv[0]! : 'cli'
-  return join(dir, `${command}-${buildId}-node${process.versions.node}-${process.arch}.v8`)
+/** The command a run's code is kept under: argv[0] when it is a word, else `cli`; `cli` too for
+ *  a help or the version, which run none of their command's code. */
+export function commandOf(argv: readonly string[]): string {
+  const end = argv.indexOf('--')
+  const opts = end < 0 ? argv : argv.slice(0, end)
+  if (opts.some((a) => a === '-h' || a === '--help' || a === '-V' || a === '--version')) return 'cli'
+  return /^[a-z]{1,16}$/.test(argv[0] ?? '') ? argv[0]! : 'cli'
 }
 
 /**
- * Runs the CommonJS script `file` as Node would require it, with the compiled code in
- * `cacheFile` when V8 takes it. `cacheFile` must name this very script's build: V8 checks its
- * own version, its flags and the source's length, not the source's bytes (cacheFileFor puts the
- * build's id in the name).
+ * Runs the CommonJS script `file` as Node would require it, with the code kept for `command` in
+ * `dir` when V8 takes it. The script names its build on its last line (`//# dsync-build ID`,
+ * bin/bundle.js): V8 checks its own version, its flags and the source's length, not the
+ * source's bytes, so the build's id is in the cache file's name. No id, or no `dir`: no cache.
  */
-export function runCached<T>(file: string, cacheFile: string | undefined): CachedRun<T> {
+export function runCached<T>(file: string, dir: string | undefined, command: string): CachedRun<T> {
   const source = readFileSync(file, 'utf8')
-  const stored = cacheFile === undefined ? undefined : readOrUndefined(cacheFile)
-  const { cachedData, generation, damaged } = unpack(stored)
+  const id = /\/\/# dsync-build ([0-9a-f]{16})\s*$/.exec(source.slice(-64))?.[1]
+  const usable = dir !== undefined && id !== undefined && ownDirectory(dir) !== 'unsafe'
+  const name = id === undefined ? '' : `${command}-${id}-node${process.versions.node}-${process.arch}.v8`
+  const { cachedData, generation, damaged } = usable ? unpack(readOwnFile(join(dir, name))) : { generation: 0, damaged: false }
   const script = new Script(Module.wrap(source), { filename: file, ...(cachedData !== undefined && { cachedData }) })
   const cache: CacheUse = damaged ? 'rejected' : cachedData === undefined ? 'none' : script.cachedDataRejected === true ? 'rejected' : 'accepted'
   const module = { exports: {} as T }
@@ -81,9 +102,40 @@ export function runCached<T>(file: string, cacheFile: string | undefined): Cache
     exports: module.exports,
     cache,
     save() {
-      if (cacheFile === undefined || (cache === 'accepted' && generation >= GENERATIONS)) return
-      write(cacheFile, pack(script.createCachedData(), cache === 'accepted' ? generation + 1 : 1))
+      if (!usable || (cache === 'accepted' && generation >= GENERATIONS)) return
+      write(dir!, name, () => pack(script.createCachedData(), cache === 'accepted' ? generation + 1 : 1))
     },
+  }
+}
+
+/** 'ours': a directory of this user that no one else may write; 'missing'; else 'unsafe' (used
+ *  neither to read nor to write). Where there are no user ids (Windows), any directory. */
+function ownDirectory(dir: string): 'ours' | 'missing' | 'unsafe' {
+  let st
+  try {
+    st = lstatSync(dir)
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'unsafe'
+  }
+  if (!st.isDirectory()) return 'unsafe'
+  if (process.geteuid === undefined) return 'ours'
+  return st.uid === process.geteuid() && (st.mode & 0o022) === 0 ? 'ours' : 'unsafe'
+}
+
+/** The bytes of a regular file of this user, read without following a symlink or blocking on a
+ *  FIFO; undefined when there is none such (or it is larger than any cache file). */
+function readOwnFile(path: string): Buffer | undefined {
+  let fd: number | undefined
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0))
+    const st = fstatSync(fd)
+    if (!st.isFile() || st.size > MAX_CACHE_BYTES || (process.geteuid !== undefined && st.uid !== process.geteuid())) return undefined
+    return readFileSync(fd)
+  } catch {
+    // Policy: no cache file yet (or one that cannot be read): compile from source.
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
   }
 }
 
@@ -95,9 +147,9 @@ const CHECK_BYTES = 20
  * is ours because V8 (Node 20) does not check its data's checksum: by hand, a cache file with 40
  * bytes of its data overwritten crashed node (SIGSEGV) in `new Script`, and would have at every
  * run until deleted; a file left zero-filled by a crash would do the same. SHA-1 as a checksum
- * against damage, not against anyone (whoever can write this directory can write the user's
- * files): ~0.7 ms for the ~700 KB of a push's code here, faster than MD5 or, on CPUs without SHA
- * instructions, SHA-256.
+ * against damage (who could write a crafted file is kept out by the directory's and the file's
+ * owner checks): ~0.7 ms for the ~700 KB of a push's code here, faster than MD5 or, on CPUs
+ * without SHA instructions, SHA-256.
  */
 function pack(data: Buffer, generation: number): Buffer {
   return Buffer.concat([data, createHash('sha1').update(data).digest(), Buffer.of(generation)])
@@ -111,36 +163,48 @@ function unpack(stored: Buffer | undefined): { cachedData?: Buffer; generation: 
   return { cachedData: data, generation: stored[stored.length - 1]!, damaged: false }
 }
 
-function readOrUndefined(path: string): Buffer | undefined {
+/**
+ * Writes the cache file whole: a new temp file of this process (never one that exists, nor
+ * through a symlink), renamed over the old file, so a reader sees the old file or the new one.
+ * The directory is made (0700) and checked first, and the temp file opened, before the code is
+ * serialized: where nothing can be written, a run pays nothing for it. Then the command's files
+ * of other builds under this Node, and temp files left by writers that died, are removed.
+ */
+function write(dir: string, name: string, bytes: () => Buffer): void {
+  let temp: string | undefined
   try {
-    return readFileSync(path)
+    if (ownDirectory(dir) === 'missing') mkdirSync(dir, { recursive: true, mode: 0o700 })
+    if (ownDirectory(dir) !== 'ours') return
+    temp = join(dir, `${name}.${randomBytes(6).toString('hex')}.tmp`)
+    const fd = openSync(temp, 'wx', 0o600)
+    try {
+      writeSync(fd, bytes())
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(temp, join(dir, name))
+    temp = undefined
+    prune(dir, name)
   } catch {
-    // Policy: no cache file yet (or one that cannot be read): compile from source.
-    return undefined
+    // Policy: a cache that cannot be written (read-only home, full disk) only means the next run
+    // compiles again; the command's own result is what matters.
+  } finally {
+    try {
+      if (temp !== undefined) rmSync(temp, { force: true })
+    } catch {
+      // Policy: as above; prune removes it later.
+    }
   }
 }
 
-/** Writes the cache file whole (temp file, rename: a reader sees the old file or the new one,
- *  never part of one), then removes the command's files of other builds. */
-function write(cacheFile: string, bytes: Buffer): void {
-  const dir = dirname(cacheFile)
-  const temp = `${cacheFile}.${process.pid}.tmp`
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
-    writeFileSync(temp, bytes, { mode: 0o600 })
-    renameSync(temp, cacheFile)
-    const name = cacheFile.slice(dir.length + 1)
-    const command = name.slice(0, name.indexOf('-') + 1)
-    for (const other of readdirSync(dir)) {
-      if (other !== name && other.startsWith(command) && other.endsWith('.v8')) rmSync(join(dir, other), { force: true })
-    }
-  } catch {
-    // Policy: a cache directory that cannot be written (read-only home, full disk) only means
-    // the next run compiles again; the command's own result is what matters.
-    try {
-      rmSync(temp, { force: true })
-    } catch {
-      // Policy: as above; a temp file left behind is named for this process and harmless.
-    }
+/** Removes `name`'s command's files of other builds under this Node and arch (only names this
+ *  module writes), and temp files older than STALE_TEMP_MS. */
+function prune(dir: string, name: string): void {
+  const [command, , ...rest] = name.split('-')
+  const same = new RegExp(`^${command}-[0-9a-f]{16}-${rest.join('-').replace(/[.]/g, '\\.')}$`)
+  for (const other of readdirSync(dir)) {
+    const path = join(dir, other)
+    if (other !== name && same.test(other)) rmSync(path, { force: true })
+    else if (/\.v8\.[0-9a-f]{12}\.tmp$/.test(other) && Date.now() - lstatSync(path).mtimeMs > STALE_TEMP_MS) rmSync(path, { force: true })
   }
 }

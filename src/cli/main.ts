@@ -19,8 +19,9 @@ const VERSION = '0.1.0'
  * LAZY_LOAD: starting must not load the library. Each module under commands/ registers its
  * command's arguments, options and help with commander, importing only types, the parsers of
  * options.ts and the names and defaults of the leaf src/choices.ts; its action, under actions/,
- * is imported when the command runs, and with it sync/, net/, store/, compress/ (then ws and
- * lmdb, where first used). cli-progress is imported only to draw a bar.
+ * is imported when the command runs, and with it sync/, net/, store/ (then ws and lmdb, where
+ * first used); compress/ and zstd load just before (the preAction hook in buildProgram).
+ * cli-progress is imported only to draw a bar.
  * Measured with bench/startup.ts: median of 5 on a shared 2-vCPU box (load ~2.7), wall and
  * CPU ms, (modules loaded); 25 modules are commander's 8, bin/dsync.js and 16 of dist/:
  *   command                 before                    now
@@ -30,8 +31,9 @@ const VERSION = '0.1.0'
  *   dsync push --help       290–301, 270–280 (206)    102–106, 90 (25)
  *   dsync serve --help      292–348, 270–290 (206)    (as --help: its caps' defaults are in src/choices.ts)
  *   no-op push, 10 files    409–472, 360–410 (245)    400–428, 360–390 (224)
- * The push still loads 148 modules of dist/: sync/ and net/ import everything through their
- * index (the server side, two-way, ssh), and that loading is most of a no-op push.
+ * The push still loaded 148 modules of dist/: sync/ and net/ import everything through their
+ * index (the server side, two-way, ssh), and that loading was most of a no-op push; hence the
+ * bundle and the code kept between runs (bin/bundle.js, code-cache.ts; bench/README.md "Startup").
  */
 
 /**

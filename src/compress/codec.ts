@@ -30,7 +30,7 @@ let loading: Promise<void> | undefined
 /**
  * Loads zstd: once, later calls return the first call's promise. Every entry point awaits it
  * before its first frame: the CLI's main(), the library's index, the bench and the tests'
- * set-up (test/support/codecs.ts, which .taprc preloads). Not a top-level await in this module,
+ * set-up (test/support/setup.ts, which .taprc preloads). Not a top-level await in this module,
  * as it was: the CLI runs as one CommonJS script whose compiled code V8 keeps between runs
  * (src/cli/code-cache.ts), and a script has no top-level await.
  */

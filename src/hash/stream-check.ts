@@ -85,8 +85,8 @@ export function streamCheckBackend(): 'xxhash-addon' | 'hash-wasm' {
 
 /** The WebAssembly backend alone (the fallback; tests compare the two). */
 export async function wasmStreamChecker(): Promise<StreamChecker> {
-  // The one-algorithm build, a UMD file: its exports come as the default one under Node's ESM
-  // loader and as named ones bundled (bin/bundle.js).
+  // The one-algorithm build, a UMD file: its exports come as the default one, under Node's ESM
+  // loader and in the bundle (bin/bundle.js) alike; `?? m` should another bundler give them named.
   create ??= import('hash-wasm/dist/xxhash128.umd.min.js').then((m) => (m.default ?? m).createXXHash128)
   try {
     const h = await (await create)()

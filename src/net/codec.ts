@@ -1,5 +1,5 @@
 import { compressFrame, decompressFrame } from '../compress/index.js'
-import { DsyncError, type ErrorCode } from '../errors.js'
+import { DsyncError, isDsyncError, type ErrorCode } from '../errors.js'
 import { FINGERPRINT_BYTES, fingerprintFromBytes, fingerprintToBytes, parseFileDigest } from '../hash/index.js'
 import { METRIC_NAMES } from '../choices.js'
 import { prependInPlace } from '../headroom.js'
@@ -468,6 +468,7 @@ function unpackList(f: WireFields, limits = FILE_LIST): readonly unknown[] {
   try {
     packed = decompressFrame(codec, z, raw)
   } catch (err) {
+    if (isDsyncError(err, 'INTERNAL')) throw err // this side's bug, not the peer's message
     throw f.bad('z', `does not decompress to ${raw} bytes with codec ${codec}`, err)
   }
   let list: unknown

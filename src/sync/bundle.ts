@@ -1,5 +1,5 @@
 import { compressFrame, decompressFrame } from '../compress/index.js'
-import { DsyncError } from '../errors.js'
+import { DsyncError, isDsyncError } from '../errors.js'
 import { LIMITS, type BundleStream, type Message } from '../net/index.js'
 
 type BundleMessage = Extract<Message, { t: 'bundle' }>
@@ -109,6 +109,7 @@ export class BundleReader {
     try {
       raw = decompressFrame(msg.codec, msg.z, msg.raw, history.subarray(history.length - msg.dict))
     } catch (err) {
+      if (isDsyncError(err, 'INTERNAL')) throw err // this side's bug, not the peer's frame
       throw new DsyncError('BAD_MESSAGE', `bundle.z does not decompress to ${msg.raw} bytes with codec ${msg.codec}`, { cause: err })
     }
     this.#history.push(raw)

@@ -88,7 +88,7 @@ t.test('serve\'s caps show their defaults (the server\'s own, src/choices.ts) in
 
 t.test('bin/dsync.js runs the bundle when it was built after the last compile (as npm test leaves it), else the compiled modules', async (t) => {
   const mtime = async (u: URL): Promise<number | undefined> => (await stat(u).catch(() => undefined))?.mtimeMs
-  const bundled = await mtime(new URL('build.json', BUNDLE))
+  const bundled = await mtime(new URL('dsync.cjs', BUNDLE))
   const built = [await mtime(new URL('.tsbuildinfo', DIST)), await mtime(new URL('.tsbuildinfo-build', DIST))].filter((x) => x !== undefined)
   const fresh = bundled !== undefined && built.every((x) => bundled > x)
   const { code, modules } = await loadedBy(['--version'], BIN)

@@ -46,7 +46,7 @@ start=$SECONDS
 npm ci --cache "$work/npm-cache" --no-audit --no-fund --loglevel=error
 installed=$SECONDS
 # The CLI runs bundled (bin/bundle.js, the prepare script): esbuild's binary is an npm package too.
-[ -f dist/bundle/dsync.cjs ] && [ -f dist/bundle/build.json ] || { echo "fresh-install: npm ci made no dist/bundle/dsync.cjs and build.json" >&2; exit 1; }
+[ -f dist/bundle/dsync.cjs ] || { echo "fresh-install: npm ci made no dist/bundle/dsync.cjs" >&2; exit 1; }
 # The code V8 compiled for the bundle is kept here (src/cli/code-cache.ts), not in the home's cache.
 export DSYNC_CACHE_DIR="$work/code-cache"
 out="$(npx --cache "$work/npm-cache" dsync demo 2>&1)" || {

@@ -37,6 +37,7 @@ const result = await build({
   sourcemap: 'linked',
   logLevel: 'warning',
   write: false,
+  metafile: true,
   external: ['lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'xxhash-addon', 'bufferutil', 'utf-8-validate'],
   // The one `import.meta.url` (src/packages.ts: requirePackage) is the script's own URL. The
   // banner opens with "use strict": the sources are ES modules, strict, and a directive counts
@@ -44,13 +45,15 @@ const result = await build({
   define: { 'import.meta.url': '__dsyncScriptUrl' },
   banner: { js: "'use strict';\nvar __dsyncScriptUrl = require('node:url').pathToFileURL(__filename).href;" },
 })
+// runCached runs the script with no loader for import(): no dynamic import of a module left
+// outside the bundle may remain in it.
+const dynamic = Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.kind === 'dynamic-import' && i.external === true).map((i) => i.path))
+if (dynamic.length > 0) throw new Error(`bin/bundle.js: dynamic import() of ${dynamic.join(', ')} left in the bundle; bundle those modules, or load them with require`)
 for (const file of result.outputFiles) {
   if (file.path !== out) {
     await writeFile(file.path, file.contents)
     continue
   }
-  // runCached runs the script with no loader for import(): none may be left in it.
-  if (/\bimport\(/.test(file.text)) throw new Error(`${out}: a dynamic import() is left in the bundle; bundle its module, or load it with require`)
   const id = createHash('sha256').update(file.contents).digest('hex').slice(0, 16)
   await writeFile(`${out}.tmp`, `${file.text}//# dsync-build ${id}\n`)
   await rename(`${out}.tmp`, out)

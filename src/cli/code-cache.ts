@@ -18,12 +18,14 @@
  * the same command (same Node) are removed as a new one is written.
  *
  * A cache file is code this process will run: it is used only from an absolute directory that
- * this user owns and no one else may write, only as a regular file of this user (never through
- * a symlink), and only when its SHA-1 matches (V8 does not check its own data: a damaged file
- * crashed node). Anything else, and the script is compiled from source as without a cache.
+ * this user owns and no one else may write, only as a regular file of this user that no one
+ * else may write (never through a symlink), and only when its SHA-1 matches (V8 does not check
+ * its own data: a damaged file crashed node). Anything else, and the script is compiled from
+ * source as without a cache. The directory is made only under a folder of this user (or /tmp),
+ * never in another user's home. No cache on Windows, where none of this can be checked.
  */
 import { randomBytes, createHash } from 'node:crypto'
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire, Module } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join } from 'node:path'
@@ -37,6 +39,9 @@ const MAX_CACHE_BYTES = 64 * 1024 * 1024
 
 /** A temp file this old is a writer's that died before its rename. */
 const STALE_TEMP_MS = 10 * 60 * 1000
+
+/** A command's name, as it may appear in a cache file's name (never a path). */
+const COMMAND = /^[a-z]{1,16}$/
 
 /** What became of the cache for this run. */
 export type CacheUse = 'none' | 'accepted' | 'rejected'
@@ -59,13 +64,15 @@ export interface CachedRun<T> {
  * often a synced tree; the XDG spec ignores relative ones too).
  */
 export function cacheDir(env: NodeJS.ProcessEnv): string | undefined {
+  // Windows: no owner to check a directory or a file against, nor O_NOFOLLOW; no cache there.
+  if (process.platform === 'win32') return undefined
   const absolute = (p: string | undefined): string | undefined => (p !== undefined && isAbsolute(p) ? p : undefined)
   if (env.DSYNC_CACHE_DIR !== undefined) return absolute(env.DSYNC_CACHE_DIR)
   const xdg = absolute(env.XDG_CACHE_HOME)
   if (xdg !== undefined) return join(xdg, 'dsync')
   let home: string | undefined
   try {
-    home = absolute(homedir())
+    home = absolute(env.HOME ?? homedir())
   } catch {
     // Policy: no home directory (a system user without one): run without a cache.
   }
@@ -78,7 +85,7 @@ export function commandOf(argv: readonly string[]): string {
   const end = argv.indexOf('--')
   const opts = end < 0 ? argv : argv.slice(0, end)
   if (opts.some((a) => a === '-h' || a === '--help' || a === '-V' || a === '--version')) return 'cli'
-  return /^[a-z]{1,16}$/.test(argv[0] ?? '') ? argv[0]! : 'cli'
+  return COMMAND.test(argv[0] ?? '') ? argv[0]! : 'cli'
 }
 
 /**
@@ -88,6 +95,7 @@ export function commandOf(argv: readonly string[]): string {
  * source's bytes, so the build's id is in the cache file's name. No id, or no `dir`: no cache.
  */
 export function runCached<T>(file: string, dir: string | undefined, command: string): CachedRun<T> {
+  if (!COMMAND.test(command)) throw new TypeError(`runCached: command must match ${COMMAND}, got ${JSON.stringify(command)}`)
   const source = readFileSync(file, 'utf8')
   const id = /\/\/# dsync-build ([0-9a-f]{16})\s*$/.exec(source.slice(-64))?.[1]
   const usable = dir !== undefined && id !== undefined && ownDirectory(dir) !== 'unsafe'
@@ -122,14 +130,15 @@ function ownDirectory(dir: string): 'ours' | 'missing' | 'unsafe' {
   return st.uid === process.geteuid() && (st.mode & 0o022) === 0 ? 'ours' : 'unsafe'
 }
 
-/** The bytes of a regular file of this user, read without following a symlink or blocking on a
- *  FIFO; undefined when there is none such (or it is larger than any cache file). */
+/** The bytes of a regular file of this user that no one else may write, read without following
+ *  a symlink or blocking on a FIFO; undefined when there is none such (or it is larger than any
+ *  cache file). */
 function readOwnFile(path: string): Buffer | undefined {
   let fd: number | undefined
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0))
     const st = fstatSync(fd)
-    if (!st.isFile() || st.size > MAX_CACHE_BYTES || (process.geteuid !== undefined && st.uid !== process.geteuid())) return undefined
+    if (!st.isFile() || st.size > MAX_CACHE_BYTES || (st.mode & 0o022) !== 0 || (process.geteuid !== undefined && st.uid !== process.geteuid())) return undefined
     return readFileSync(fd)
   } catch {
     // Policy: no cache file yet (or one that cannot be read): compile from source.
@@ -173,12 +182,13 @@ function unpack(stored: Buffer | undefined): { cachedData?: Buffer; generation: 
 function write(dir: string, name: string, bytes: () => Buffer): void {
   let temp: string | undefined
   try {
-    if (ownDirectory(dir) === 'missing') mkdirSync(dir, { recursive: true, mode: 0o700 })
+    if (ownDirectory(dir) === 'missing' && mayCreateIn(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 })
     if (ownDirectory(dir) !== 'ours') return
-    temp = join(dir, `${name}.${randomBytes(6).toString('hex')}.tmp`)
-    const fd = openSync(temp, 'wx', 0o600)
+    const path = join(dir, `${name}.${randomBytes(6).toString('hex')}.tmp`)
+    const fd = openSync(path, 'wx', 0o600)
+    temp = path
     try {
-      writeSync(fd, bytes())
+      writeFileSync(fd, bytes())
     } finally {
       closeSync(fd)
     }
@@ -200,11 +210,35 @@ function write(dir: string, name: string, bytes: () => Buffer): void {
 /** Removes `name`'s command's files of other builds under this Node and arch (only names this
  *  module writes), and temp files older than STALE_TEMP_MS. */
 function prune(dir: string, name: string): void {
-  const [command, , ...rest] = name.split('-')
-  const same = new RegExp(`^${command}-[0-9a-f]{16}-${rest.join('-').replace(/[.]/g, '\\.')}$`)
+  const command = name.slice(0, name.indexOf('-') + 1)
+  const node = name.slice(command.length + 16)
+  const sameCommand = (other: string): boolean =>
+    other.length === name.length && other.startsWith(command) && other.endsWith(node) && /^[0-9a-f]{16}$/.test(other.slice(command.length, command.length + 16))
   for (const other of readdirSync(dir)) {
-    const path = join(dir, other)
-    if (other !== name && same.test(other)) rmSync(path, { force: true })
-    else if (/\.v8\.[0-9a-f]{12}\.tmp$/.test(other) && Date.now() - lstatSync(path).mtimeMs > STALE_TEMP_MS) rmSync(path, { force: true })
+    try {
+      const path = join(dir, other)
+      if (other !== name && sameCommand(other)) rmSync(path, { force: true })
+      else if (/\.v8\.[0-9a-f]{12}\.tmp$/.test(other) && Date.now() - lstatSync(path).mtimeMs > STALE_TEMP_MS) rmSync(path, { force: true })
+    } catch {
+      // Policy: an entry another dsync renamed or removed meanwhile; the next prune sees the rest.
+    }
+  }
+}
+
+/**
+ * Whether this process may make `dir` (missing) and the folders above it that are missing: the
+ * nearest folder that exists must be this user's, or root's with the sticky bit (/tmp). Not a
+ * home of another user (a `sudo` that kept the user's HOME), where folders made as root would
+ * shut the user out of their own cache, and ~/.cache out of other programs.
+ */
+function mayCreateIn(dir: string): boolean {
+  if (process.geteuid === undefined) return true
+  for (let at = dirname(dir); ; at = dirname(at)) {
+    try {
+      const st = lstatSync(at)
+      return st.isDirectory() && (st.uid === process.geteuid() || (st.uid === 0 && (st.mode & 0o1000) !== 0))
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(at) === at) return false
+    }
   }
 }

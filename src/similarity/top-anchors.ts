@@ -21,12 +21,13 @@ import { gearKernel } from './sketch-wasm.js'
  * its anchors share one level and differ (its own sender's file: it costs only that sender)
  * holds more.
  *
- * Given the file's size, the level starts where a file of that size would be sure to keep n keys
+ * Given the file's size, the level starts where a file of that size all but surely keeps n keys
  * above (startLevel) instead of at 0: the loop then skips the positions that could not be among
  * the highest, and runs in WebAssembly from the start, where it ran in JavaScript until the level
  * reached KERNEL_LEVEL: ~32 KiB of a 256 KiB file for 64 keys, ~4 KiB for 8, in a new process
  * (a push's) before V8 has optimized that loop. 40 files of 256 KiB (64 keys) and 50 of 20 KiB
- * of text (8), in a new process, by hand: the JavaScript loop and its anchors were ~57 of ~85 ms.
+ * of text (8), in a new process, by hand: the JavaScript loop and its anchors were ~57 of ~85 ms;
+ * told the sizes, 74–113 → 43–56 ms in all.
  * The keys are the same: any key among the n highest stands at or above the start, unless fewer
  * than n distinct keys do (a file of a few repeated bytes); finish() then says so (undefined),
  * and the file is fed again to a finder without the size.
@@ -101,9 +102,10 @@ const KERNEL_LEVEL = 8
 
 /**
  * The level a file of `size` bytes can start at for its n highest keys: the highest at which it
- * has ~8n positions on average (a position clears level L with probability 2^-L), so that fewer
- * than n distinct keys stand there only in files whose anchors repeat (runs, short periods, the
- * same lines over and over). 20 KiB for 8 keys: level 8; 256 KiB for 64: 9; 1 MiB for 64: 11.
+ * has at least 8n positions on average (8n to 16n; a position clears level L with probability
+ * 2^-L), so that fewer than n distinct keys stand there only in files whose anchors repeat
+ * (runs, short periods, the same lines over and over). 20 KiB for 8 keys: level 8; 256 KiB for
+ * 64: 9; 1 MiB for 64: 11.
  */
 function startLevel(size: number, n: number): number {
   let level = 0

@@ -5,7 +5,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { cacheDir, commandOf, GENERATIONS } from '../../src/cli/code-cache.js'
+import { cacheDir, commandOf, GENERATIONS, runCached } from '../../src/cli/code-cache.js'
 import { tempTree } from '../support/temp.js'
 
 // The code V8 compiled for the bundled CLI, kept between runs (src/cli/code-cache.ts): used when
@@ -99,6 +99,9 @@ t.test('only a directory of this user that no one else may write, and a regular 
   t.match(await run(file, caches), { cache: 'none', answer: 20 }, 'a group-writable directory: not read')
   t.same(await readFile(cache), good, 'nor written')
   await chmod(caches, 0o700)
+  await chmod(cache, 0o666)
+  t.match(await run(file, caches), { cache: 'none', answer: 20 }, 'a cache file others may write: not read')
+  await chmod(cache, 0o600)
 
   const elsewhere = join(dir, 'elsewhere')
   await mkdir(elsewhere, { mode: 0o700 })
@@ -121,6 +124,12 @@ t.test('only a directory of this user that no one else may write, and a regular 
     await chown(theirs, 12345, 12345)
     t.match(await run(file, theirs), { cache: 'none', answer: 20 }, 'another user\'s directory: not read')
     t.same(await readdir(theirs), [`push-0123456789abcdef-${NODE}.v8`], 'nor written')
+    // Nor made in another user's home: root's folders there would shut the user out of them.
+    const home = join(dir, 'home')
+    await mkdir(home, { mode: 0o755 })
+    await chown(home, 12345, 12345)
+    t.match(await run(file, join(home, '.cache', 'dsync')), { cache: 'none', answer: 20 })
+    t.same(await readdir(home), [], 'no .cache made in another user\'s home')
   }
 })
 
@@ -210,4 +219,10 @@ t.test('the real executable: a strict script, which keeps its compiled code afte
   t.equal((await readFile(join(caches, name))).at(-1), 1)
   t.equal(await exec(['--version']), 0)
   t.equal((await readFile(join(caches, name))).at(-1), 2, 'the next run took it (and wrote it once more)')
+})
+
+t.test('a command that is not a plain word is refused: it names a file', async (t) => {
+  const { file, caches } = await setUp(t)
+  t.throws(() => runCached(file, caches, '../x'), TypeError)
+  t.throws(() => runCached(file, caches, 'a-b'), TypeError)
 })

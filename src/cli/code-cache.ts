@@ -25,7 +25,7 @@
  * never in another user's home. No cache on Windows, where none of this can be checked.
  */
 import { randomBytes, createHash } from 'node:crypto'
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs'
 import { createRequire, Module } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join } from 'node:path'
@@ -42,6 +42,9 @@ const STALE_TEMP_MS = 10 * 60 * 1000
 
 /** A command's name, as it may appear in a cache file's name (never a path). */
 const COMMAND = /^[a-z]{1,16}$/
+
+/** The end of a cache file's name, after `command-buildid`: the code is this Node's, on this arch. */
+const NODE_SUFFIX = `-node${process.versions.node}-${process.arch}.v8`
 
 /** What became of the cache for this run. */
 export type CacheUse = 'none' | 'accepted' | 'rejected'
@@ -99,7 +102,7 @@ export function runCached<T>(file: string, dir: string | undefined, command: str
   const source = readFileSync(file, 'utf8')
   const id = /\/\/# dsync-build ([0-9a-f]{16})\s*$/.exec(source.slice(-64))?.[1]
   const usable = dir !== undefined && id !== undefined && ownDirectory(dir) !== 'unsafe'
-  const name = id === undefined ? '' : `${command}-${id}-node${process.versions.node}-${process.arch}.v8`
+  const name = id === undefined ? '' : `${command}-${id}${NODE_SUFFIX}`
   const { cachedData, generation, damaged } = usable ? unpack(readOwnFile(join(dir, name))) : { generation: 0, damaged: false }
   const script = new Script(Module.wrap(source), { filename: file, ...(cachedData !== undefined && { cachedData }) })
   const cache: CacheUse = damaged ? 'rejected' : cachedData === undefined ? 'none' : script.cachedDataRejected === true ? 'rejected' : 'accepted'
@@ -111,7 +114,7 @@ export function runCached<T>(file: string, dir: string | undefined, command: str
     cache,
     save() {
       if (!usable || (cache === 'accepted' && generation >= GENERATIONS)) return
-      write(dir!, name, () => pack(script.createCachedData(), cache === 'accepted' ? generation + 1 : 1))
+      write(dir!, command, name, () => pack(script.createCachedData(), cache === 'accepted' ? generation + 1 : 1))
     },
   }
 }
@@ -125,9 +128,13 @@ function ownDirectory(dir: string): 'ours' | 'missing' | 'unsafe' {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'unsafe'
   }
-  if (!st.isDirectory()) return 'unsafe'
-  if (process.geteuid === undefined) return 'ours'
-  return st.uid === process.geteuid() && (st.mode & 0o022) === 0 ? 'ours' : 'unsafe'
+  return st.isDirectory() && ownedHere(st) ? 'ours' : 'unsafe'
+}
+
+/** Whether this user owns the entry and no one else may write it (any, where there are no user
+ *  ids: Windows). */
+function ownedHere(st: Stats): boolean {
+  return (process.geteuid === undefined || st.uid === process.geteuid()) && (st.mode & 0o022) === 0
 }
 
 /** The bytes of a regular file of this user that no one else may write, read without following
@@ -138,7 +145,7 @@ function readOwnFile(path: string): Buffer | undefined {
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0))
     const st = fstatSync(fd)
-    if (!st.isFile() || st.size > MAX_CACHE_BYTES || (st.mode & 0o022) !== 0 || (process.geteuid !== undefined && st.uid !== process.geteuid())) return undefined
+    if (!st.isFile() || st.size > MAX_CACHE_BYTES || !ownedHere(st)) return undefined
     return readFileSync(fd)
   } catch {
     // Policy: no cache file yet (or one that cannot be read): compile from source.
@@ -179,7 +186,7 @@ function unpack(stored: Buffer | undefined): { cachedData?: Buffer; generation: 
  * serialized: where nothing can be written, a run pays nothing for it. Then the command's files
  * of other builds under this Node, and temp files left by writers that died, are removed.
  */
-function write(dir: string, name: string, bytes: () => Buffer): void {
+function write(dir: string, command: string, name: string, bytes: () => Buffer): void {
   let temp: string | undefined
   try {
     if (ownDirectory(dir) === 'missing' && mayCreateIn(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 })
@@ -194,7 +201,7 @@ function write(dir: string, name: string, bytes: () => Buffer): void {
     }
     renameSync(temp, join(dir, name))
     temp = undefined
-    prune(dir, name)
+    prune(dir, command, name)
   } catch {
     // Policy: a cache that cannot be written (read-only home, full disk) only means the next run
     // compiles again; the command's own result is what matters.
@@ -207,13 +214,11 @@ function write(dir: string, name: string, bytes: () => Buffer): void {
   }
 }
 
-/** Removes `name`'s command's files of other builds under this Node and arch (only names this
- *  module writes), and temp files older than STALE_TEMP_MS. */
-function prune(dir: string, name: string): void {
-  const command = name.slice(0, name.indexOf('-') + 1)
-  const node = name.slice(command.length + 16)
+/** Removes `command`'s files of other builds under this Node and arch (only names this module
+ *  writes), and temp files older than STALE_TEMP_MS; `name` is the one just written. */
+function prune(dir: string, command: string, name: string): void {
   const sameCommand = (other: string): boolean =>
-    other.length === name.length && other.startsWith(command) && other.endsWith(node) && /^[0-9a-f]{16}$/.test(other.slice(command.length, command.length + 16))
+    other.startsWith(`${command}-`) && other.endsWith(NODE_SUFFIX) && /^[0-9a-f]{16}$/.test(other.slice(command.length + 1, -NODE_SUFFIX.length))
   for (const other of readdirSync(dir)) {
     try {
       const path = join(dir, other)

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { cacheDir, commandOf, GENERATIONS, runCached } from '../../src/cli/code-cache.js'
+import { BUNDLED_CLI, bundleIsFresh } from '../support/cli.js'
 import { tempTree } from '../support/temp.js'
 
 // The code V8 compiled for the bundled CLI, kept between runs (src/cli/code-cache.ts): used when
@@ -194,15 +195,11 @@ t.test('the command a run is kept under: its name, or cli for a help, the versio
 
 t.test('the real executable: a strict script, which keeps its compiled code after a run that went well, not after a failed one', async (t) => {
   const bin = fileURLToPath(new URL('../../../bin/dsync.js', import.meta.url))
-  const bundle = new URL('../../bundle/dsync.cjs', import.meta.url)
   const caches = await tempTree(t)
   const exec = (args: string[]) =>
     new Promise<number>((resolve) => execFile(process.execPath, [bin, ...args], { env: { ...process.env, DSYNC_CACHE_DIR: caches } }, (err) => resolve(typeof err?.code === 'number' ? err.code : 0)))
   // The bundle runs (and so keeps code) only when built after the last compile, as npm test leaves it.
-  const mtime = async (u: URL): Promise<number | undefined> => (await stat(u).catch(() => undefined))?.mtimeMs
-  const bundled = await mtime(bundle)
-  const built = [await mtime(new URL('../../.tsbuildinfo', import.meta.url)), await mtime(new URL('../../.tsbuildinfo-build', import.meta.url))].filter((x) => x !== undefined)
-  const fresh = bundled !== undefined && built.every((x) => bundled > x)
+  const fresh = await bundleIsFresh()
   t.equal(await exec(['push', 'only-one-arg']), 2, 'a usage error')
   t.same(await readdir(caches), [], 'nothing kept for a failed run')
   t.equal(await exec(['--version']), 0)
@@ -210,7 +207,7 @@ t.test('the real executable: a strict script, which keeps its compiled code afte
     t.same(await readdir(caches), [], 'the modules ran: no cache')
     return
   }
-  const text = await readFile(bundle, 'utf8')
+  const text = await readFile(BUNDLED_CLI, 'utf8')
   t.ok(text.startsWith("'use strict';"), 'the bundle is strict, as the ES modules it holds')
   const id = /\/\/# dsync-build ([0-9a-f]{16})\n$/.exec(text)?.[1]
   t.ok(id, 'and names its build on its last line')

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { runCli } from '../support/cli.js'
+import { bundleIsFresh, runCli } from '../support/cli.js'
 import { tempTree } from '../support/temp.js'
 
 // What `dsync` loads to start (issue 8, LAZY_LOAD in src/cli/main.ts): the commands register
@@ -19,8 +19,6 @@ const BIN = fileURLToPath(new URL('../../../bin/dsync.js', import.meta.url))
 const MODULES_CLI = fileURLToPath(new URL('../support/cli-modules.js', import.meta.url))
 const MODULE_LOG = fileURLToPath(new URL('../support/module-log.js', import.meta.url))
 const DIST_SRC = new URL('../../src/', import.meta.url).href
-const BUNDLE = new URL('../../bundle/', import.meta.url)
-const DIST = new URL('../../', import.meta.url)
 const HEAVY_LAYERS = ['sync', 'net', 'store', 'compress']
 const HEAVY_PACKAGES = ['ws', 'lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'cli-progress']
 /** Packages the bundle leaves out (bin/bundle.js), which its runs show too, and which a push
@@ -87,10 +85,7 @@ t.test('serve\'s caps show their defaults (the server\'s own, src/choices.ts) in
 })
 
 t.test('bin/dsync.js runs the bundle when it was built after the last compile (as npm test leaves it), else the compiled modules', async (t) => {
-  const mtime = async (u: URL): Promise<number | undefined> => (await stat(u).catch(() => undefined))?.mtimeMs
-  const bundled = await mtime(new URL('dsync.cjs', BUNDLE))
-  const built = [await mtime(new URL('.tsbuildinfo', DIST)), await mtime(new URL('.tsbuildinfo-build', DIST))].filter((x) => x !== undefined)
-  const fresh = bundled !== undefined && built.every((x) => bundled > x)
+  const fresh = await bundleIsFresh()
   const { code, modules } = await loadedBy(['--version'], BIN)
   t.equal(code, 0)
   t.equal(modules.includes(`${DIST_SRC}cli/code-cache.js`), fresh, fresh ? 'the bundle ran (through code-cache.js)' : 'no fresh bundle: not run')

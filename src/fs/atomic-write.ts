@@ -1,7 +1,7 @@
 import { closeSync, fchmodSync, fsync, futimesSync, openSync, renameSync, writeSync } from 'node:fs'
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { promisify } from 'node:util'
-import { basename, dirname, join } from 'node:path'
+import { dirname, sep } from 'node:path'
 import type { ByteSink } from '../delta/index.js'
 import { DsyncError } from '../errors.js'
 import { fsError } from './fs-error.js'
@@ -35,10 +35,20 @@ function aborted(outPath: string, signal: AbortSignal): DsyncError {
   return new DsyncError('ABORTED', `${outPath}: writing cancelled; the file was left as it was`, { path: outPath, cause: signal.reason })
 }
 
-/** A temp file name next to `outPath`, unique enough with the exclusive create below. */
+/** This process's part of its temp files' names: its pid first (stale-temps.ts reads it there
+ *  to tell a live writer's file), then a random tag, so that another process that once had the
+ *  same pid, or one on another machine writing the same folder, names its files otherwise. */
+const TEMP_TAG = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+let tempCount = 0
+
+/**
+ * A temp file name next to `outPath`, unique with the exclusive create below: this process's
+ * tag and a count. Cut at the last separator rather than through dirname, basename and join:
+ * their normalizing was ~7 µs a file, 0.15 of a receiver's CPU s on 20,000 small files.
+ */
 function tempPathFor(outPath: string, attempt: number): string {
-  const tag = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-${attempt}`
-  return join(dirname(outPath), `${TEMP_PREFIX}${tag}-${basename(outPath)}`.slice(0, 255))
+  const cut = Math.max(outPath.lastIndexOf('/'), sep === '\\' ? outPath.lastIndexOf('\\') : -1) + 1
+  return outPath.slice(0, cut) + `${TEMP_PREFIX}${TEMP_TAG}-${(tempCount++).toString(36)}-${attempt}-${outPath.slice(cut)}`.slice(0, 255)
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash, type Hash } from 'node:crypto'
+import { createHash, hash as cryptoHash, type Hash } from 'node:crypto'
 
 /** A whole-file digest: SHA-256 of all the file's bytes, 64 lowercase hex digits. */
 export type FileDigest = string & { readonly __brand: 'FileDigest' }
@@ -16,11 +16,10 @@ export class FileDigester {
   }
 }
 
-/** Digest of bytes already in memory. */
+/** Digest of bytes already in memory: in one call (a Hash object each cost ~2 µs more, on every
+ *  small file a sender lists). */
 export function digestBytes(data: Uint8Array): FileDigest {
-  const d = new FileDigester()
-  d.update(data)
-  return d.digest()
+  return cryptoHash('sha256', data, 'hex') as FileDigest
 }
 
 /** Digest of a stream of buffers (read in order). */

@@ -1,4 +1,5 @@
 import { hash as cryptoHash } from 'node:crypto'
+import type { FileDigest } from './file-digest.js'
 
 /**
  * A chunk fingerprint: the first 16 bytes of the chunk's SHA-256, as 32 lowercase hex digits.
@@ -23,6 +24,12 @@ const HEX_RE = /^[0-9a-f]{32}$/
 /** Fingerprint of one chunk's bytes. */
 export function fingerprint(data: Uint8Array): Fingerprint {
   return cryptoHash('sha256', data, 'hex').slice(0, FINGERPRINT_BYTES * 2) as Fingerprint
+}
+
+/** The fingerprint of a chunk that is a whole file, from the file's digest: both are its
+ *  SHA-256 (the digest whole, the fingerprint its first 16 bytes), so it is not hashed twice. */
+export function fingerprintOfWhole(digest: FileDigest): Fingerprint {
+  return digest.slice(0, FINGERPRINT_BYTES * 2) as Fingerprint
 }
 
 /** Fingerprint from its 16 raw bytes (as read from the wire or a file). */

@@ -6,6 +6,7 @@ export {
   FINGERPRINT_BYTES,
   fingerprint,
   fingerprintFromBytes,
+  fingerprintOfWhole,
   fingerprintToBytes,
   parseFingerprint,
 } from './fingerprint.js'

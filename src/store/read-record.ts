@@ -47,7 +47,10 @@ async function chunkOne(
     } catch (err) {
       throw fsError(err, entry.path, 'read it')
     }
-    if (data !== undefined) return { size: data.length, digest: digestBytes(data), chunks: chunkBytes(data, cutter), bytes: data }
+    if (data !== undefined) {
+      const digest = digestBytes(data)
+      return { size: data.length, digest, chunks: chunkBytes(data, cutter, digest), bytes: data }
+    }
   }
   return chunkPath(abs, params, { noFollow: true, ...(signal && { signal }) })
 }

@@ -1371,7 +1371,7 @@ class Receiver {
         await this.#record(path, abs, null, undefined)
       } else {
         const content: ChunkList | undefined = cameWithoutList(t)
-          ? (written !== undefined && writtenBytes <= WHOLE_KEPT_BYTES ? { chunks: chunkBytes(Buffer.concat(written), this.#cutter()) } : undefined)
+          ? (written !== undefined && writtenBytes <= WHOLE_KEPT_BYTES ? { chunks: chunkBytes(written.length === 1 ? written[0]! : Buffer.concat(written), this.#cutter(), res.digest) } : undefined)
           : chunking !== undefined ? { chunks: await chunking } : { chunks: t.chunks, sampled: keepsSample }
         await this.#record(path, abs, res.digest, content)
       }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { cdcCutter, chunkBytes, chunkFile, chunkList, chunkParams, chunkStream, fspCutter, type Cutter } from '../../src/chunk/index.js'
-import { digestBytes } from '../../src/hash/index.js'
+import { digestBytes, fingerprint } from '../../src/hash/index.js'
 import { collect, randomBytes, splitStream } from '../support/random.js'
 
 const small = chunkParams({ avg: 256 }) // small chunks: many boundaries per test input
@@ -43,6 +43,32 @@ t.test('chunks concatenate to the input and respect min and max (all but the las
     }),
     { numRuns: 40 },
   )
+})
+
+t.test('given the bytes\' digest, chunkBytes gives the same chunks and fingerprints: a whole-file chunk takes its fingerprint from the digest', async (t) => {
+  const cutter = cdcCutter(small)
+  let single = 0
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1, max: 1 << 30 }), async (n, seed) => {
+      const data = randomBytes(seed, n)
+      const plain = chunkBytes(data, cutter)
+      const told = chunkBytes(data, cutter, digestBytes(data))
+      t.same(told, plain)
+      if (told.length === 1) {
+        single++
+        t.equal(told[0]!.fp, fingerprint(data))
+      }
+    }),
+    { numRuns: 120 },
+  )
+  // Inputs of up to 3,000 bytes at 256 B chunks: both one chunk and several came up.
+  t.ok(single > 0 && single < 120, `${single} of 120 inputs were one chunk`)
+  // A digest that is not the bytes' shows where it is used: only for a chunk that is all of them.
+  const data = randomBytes(3, 40)
+  const wrong = digestBytes(new Uint8Array([1]))
+  t.equal(chunkBytes(data, cutter, wrong)[0]!.fp, wrong.slice(0, 32))
+  const long = randomBytes(4, 5000)
+  t.same(chunkBytes(long, cutter, wrong), chunkBytes(long, cutter), 'several chunks: each hashed')
 })
 
 t.test('a stream larger than the working buffer chunks the same as in memory', async (t) => {

@@ -65,6 +65,41 @@ t.test('a script runs as Node would require it; its compiled code is used by the
   t.match(await run(file, undefined), { cache: 'none', answer: 20 }, 'no cache directory: no cache')
 })
 
+t.test('the CommonJS files it requires from node_modules keep their code in the same file: under their path and source, so a package changed in place compiles afresh', async (t) => {
+  const { dir, caches, cache } = await setUp(t)
+  const pkg = join(dir, 'node_modules', 'pkg')
+  await mkdir(pkg, { recursive: true })
+  const lib = (n: number): string => `const { helper } = require('./helper.js')
+exports.value = () => helper(${n})
+exports.where = [__filename, __dirname, this === module.exports, typeof require.resolve]
+`
+  await writeFile(join(pkg, 'index.js'), lib(5))
+  await writeFile(join(pkg, 'helper.js'), 'exports.helper = (x) => x * 10\n')
+  const file = join(dir, 'uses.cjs')
+  await writeFile(file, `const pkg = require('pkg')\nexports.answer = () => pkg.value()\nexports.where = pkg.where\n//# dsync-build 0123456789abcdef\n`)
+  const go = async (): Promise<{ cache: string; answer: number; where: unknown[]; required: { files: number; accepted: number } }> => {
+    const child = `
+      const { runCached } = await import(${JSON.stringify(CODE_CACHE)})
+      const run = runCached(${JSON.stringify(file)}, ${JSON.stringify(caches)}, 'push')
+      const out = { cache: run.cache, answer: run.exports.answer(), where: run.exports.where, required: run.required() }
+      run.save()
+      console.log(JSON.stringify(out))`
+    return JSON.parse((await promisify(execFile)(process.execPath, ['--input-type=module', '-e', child])).stdout)
+  }
+  const first = await go()
+  t.same(first, { cache: 'none', answer: 50, where: [join(pkg, 'index.js'), pkg, true, 'function'], required: { files: 2, accepted: 0 } }, 'run as Node runs a module: its own __filename, __dirname, this and require')
+  for (let g = 2; g <= GENERATIONS; g++) t.match(await go(), { cache: 'accepted', answer: 50, required: { files: 2, accepted: 2 } }, `run ${g} takes the code of both files`)
+  const settled = await readFile(cache)
+  t.equal(settled.at(-1), GENERATIONS)
+  t.match(await go(), { required: { files: 2, accepted: 2 } })
+  t.ok((await readFile(cache)).equals(settled), 'then the file is kept as it is while every file takes its code')
+  // Same length, other bytes: V8 alone would take the old code for it (it checks the length).
+  await writeFile(join(pkg, 'index.js'), lib(7))
+  t.match(await go(), { cache: 'accepted', answer: 70, required: { files: 2, accepted: 1 } }, 'a file changed in place compiles afresh and runs its new source')
+  t.notOk((await readFile(cache)).equals(settled), 'and the cache file is rewritten, old as it is')
+  t.match(await go(), { answer: 70, required: { files: 2, accepted: 2 } }, 'its new code is kept from then on')
+})
+
 t.test('a damaged cache file, or one V8 refuses, is not used: the script compiles from source, and the file is rewritten', async (t) => {
   const { file, caches, cache } = await setUp(t)
   await run(file, caches)

@@ -126,8 +126,10 @@ export function runCached<T>(file: string, dir: string | undefined, command: str
     cache,
     required: () => required?.counts() ?? { files: 0, accepted: 0 },
     save() {
-      if (!usable || (cache === 'accepted' && kept.generation >= GENERATIONS && !required!.compiledAfresh())) return
-      write(dir!, command, name, () => pack([[BUNDLE_KEY, script.createCachedData()], ...required!.codes()], cache === 'accepted' ? kept.generation + 1 : 1))
+      if (!usable || required === undefined) return
+      const settled = cache === 'accepted' && kept.generation >= GENERATIONS && !required.compiledAfresh()
+      if (settled) return
+      write(dir!, command, name, () => pack([[BUNDLE_KEY, script.createCachedData()], ...required.codes()], cache === 'accepted' ? kept.generation + 1 : 1))
     },
   }
 }
@@ -135,35 +137,81 @@ export function runCached<T>(file: string, dir: string | undefined, command: str
 /** The bundle's entry in a cache file (the packages' are SHA-1s: keepRequired). */
 const BUNDLE_KEY = '0'.repeat(40)
 
+/** Node's internals a CommonJS module's `require` is made of (Module.prototype.require and
+ *  these are what Node's own makeRequireFunction uses). */
+interface NodeModuleStatics {
+  _resolveFilename(request: string, parent: NodeJS.Module, isMain: boolean, options?: { paths?: string[] }): string
+  _resolveLookupPaths(request: string, parent: NodeJS.Module): string[] | null
+  _extensions: NodeJS.RequireExtensions
+  _cache: NodeJS.Dict<NodeJS.Module>
+}
+
 /**
  * From now on, the CommonJS files this process requires from a node_modules folder compile with
- * the code in `codes` (by moduleKey) when V8 takes it, as Node's own loader would run them
- * otherwise (Module.prototype._compile: the same wrapper, `this` and arguments). Returns what
- * they compiled, for the cache file, and whether any came without code V8 took (a package
- * updated, or required for the first time): the file is then rewritten.
+ * the code in `codes` (by moduleKey) when V8 takes it. Node's own loader compiles and runs
+ * everything else: files elsewhere, ES modules (`format` 'module'), a file with a `#!` line or
+ * an `import()` (a script of vm has no loader for it), a source vm.Script will not compile (Node
+ * then says why, or detects ES module syntax), and every file under a policy
+ * (--experimental-policy checks a file's integrity as it compiles). A file compiled here runs as
+ * Node runs it: the wrapper called on `module.exports` with a `require` made as Node makes it.
+ * Returns what the files compiled here hold, for the cache file, and whether any had no code V8
+ * took (a package updated, or required for the first time): the file is then rewritten.
  */
-function keepRequired(codes: ReadonlyMap<string, Buffer>): { codes(): [string, Buffer][]; compiledAfresh(): boolean; counts(): { files: number; accepted: number } } {
-  const loaded: [string, Script][] = []
+function keepRequired(codes: ReadonlyMap<string, Buffer>): { codes(): Map<string, Buffer>; compiledAfresh(): boolean; counts(): { files: number; accepted: number } } {
+  const loaded = new Map<string, Script>()
   let accepted = 0
-  const proto = Module.prototype as unknown as { _compile(this: NodeJS.Module, content: string, filename: string): unknown }
+  const statics = Module as unknown as NodeModuleStatics
+  const proto = Module.prototype as unknown as { _compile(this: NodeJS.Module, content: string, filename: string, format?: string): unknown }
   const nodeCompile = proto._compile
-  proto._compile = function (content, filename) {
-    if (!filename.includes(`${sep}node_modules${sep}`)) return nodeCompile.call(this, content, filename)
+  const underPolicy = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((a) => a.startsWith('--experimental-policy'))
+  if (underPolicy) return { codes: () => new Map(), compiledAfresh: () => false, counts: () => ({ files: 0, accepted: 0 }) }
+  proto._compile = function (content, filename, format) {
+    if (format === 'module' || !filename.includes(`${sep}node_modules${sep}`) || content.startsWith('#!') || content.includes('import(')) {
+      return nodeCompile.apply(this, [content, filename, format] as [string, string, string | undefined])
+    }
     const key = moduleKey(filename, content)
     const cachedData = codes.get(key)
-    const script = new Script(Module.wrap(content), { filename, ...(cachedData !== undefined && { cachedData }) })
+    let script: Script
+    try {
+      script = new Script(Module.wrap(content), { filename, ...(cachedData !== undefined && { cachedData }) })
+    } catch {
+      // Policy: Node's own loader compiles it, and says what is wrong with it if anything is.
+      return nodeCompile.apply(this, [content, filename, format] as [string, string, string | undefined])
+    }
     if (cachedData !== undefined && script.cachedDataRejected !== true) accepted++
-    loaded.push([key, script])
+    loaded.set(key, script)
+    const mod = this
+    const require = ((id: string) => mod.require(id)) as NodeJS.Require
+    require.resolve = Object.assign((request: string, options?: { paths?: string[] }) => statics._resolveFilename(request, mod, false, options), {
+      paths: (request: string) => statics._resolveLookupPaths(request, mod),
+    })
+    require.main = process.mainModule
+    require.extensions = statics._extensions
+    require.cache = statics._cache
     const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: NodeJS.Module, filename: string, dirname: string) => unknown
-    // Node's own `require` for the module is internal; createRequire's resolves and loads alike.
-    return wrapper.call(this.exports, this.exports, createRequire(filename), this, filename, dirname(filename))
+    return wrapper.call(mod.exports, mod.exports, require, mod, filename, dirname(filename))
   }
   return {
-    codes: () => loaded.map(([key, script]) => [key, script.createCachedData()]),
-    compiledAfresh: () => accepted < loaded.length,
-    counts: () => ({ files: loaded.length, accepted }),
+    // The earlier runs' entries too (up to CARRIED_BYTES), for files this run did not require:
+    // runs that require different files (xxhash-addon only on some paths) would otherwise
+    // rewrite the file in turn, each without the other's.
+    codes: () => {
+      const out = new Map<string, Buffer>()
+      for (const [key, script] of loaded) out.set(key, script.createCachedData())
+      let carried = 0
+      for (const [key, data] of codes) {
+        if (key === BUNDLE_KEY || out.has(key) || (carried += data.length) > CARRIED_BYTES) continue
+        out.set(key, data)
+      }
+      return out
+    },
+    compiledAfresh: () => accepted < loaded.size,
+    counts: () => ({ files: loaded.size, accepted }),
   }
 }
+
+/** Bytes of code a cache file keeps for required files its last run did not require. */
+const CARRIED_BYTES = 8 * 1024 * 1024
 
 /** A required file's entry: the SHA-1 of its path and its source. V8 checks a source's length
  *  against its code, not its bytes. */

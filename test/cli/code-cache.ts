@@ -71,7 +71,7 @@ t.test('the CommonJS files it requires from node_modules keep their code in the 
   await mkdir(pkg, { recursive: true })
   const lib = (n: number): string => `const { helper } = require('./helper.js')
 exports.value = () => helper(${n})
-exports.where = [__filename, __dirname, this === module.exports, typeof require.resolve]
+exports.where = [__filename, __dirname, this === module.exports, require.resolve('./helper.js'), module.children.map((m) => m.id)]
 `
   await writeFile(join(pkg, 'index.js'), lib(5))
   await writeFile(join(pkg, 'helper.js'), 'exports.helper = (x) => x * 10\n')
@@ -87,7 +87,8 @@ exports.where = [__filename, __dirname, this === module.exports, typeof require.
     return JSON.parse((await promisify(execFile)(process.execPath, ['--input-type=module', '-e', child])).stdout)
   }
   const first = await go()
-  t.same(first, { cache: 'none', answer: 50, where: [join(pkg, 'index.js'), pkg, true, 'function'], required: { files: 2, accepted: 0 } }, 'run as Node runs a module: its own __filename, __dirname, this and require')
+  const helper = join(pkg, 'helper.js')
+  t.same(first, { cache: 'none', answer: 50, where: [join(pkg, 'index.js'), pkg, true, helper, [helper]], required: { files: 2, accepted: 0 } }, 'run as Node runs a module: its own __filename, __dirname, this, require and children')
   for (let g = 2; g <= GENERATIONS; g++) t.match(await go(), { cache: 'accepted', answer: 50, required: { files: 2, accepted: 2 } }, `run ${g} takes the code of both files`)
   const settled = await readFile(cache)
   t.equal(settled.at(-1), GENERATIONS)
@@ -98,6 +99,50 @@ exports.where = [__filename, __dirname, this === module.exports, typeof require.
   t.match(await go(), { cache: 'accepted', answer: 70, required: { files: 2, accepted: 1 } }, 'a file changed in place compiles afresh and runs its new source')
   t.notOk((await readFile(cache)).equals(settled), 'and the cache file is rewritten, old as it is')
   t.match(await go(), { answer: 70, required: { files: 2, accepted: 2 } }, 'its new code is kept from then on')
+})
+
+t.test('what Node must compile itself still runs: ES modules, a #! line, an import(); and runs that require different files keep the code of both', async (t) => {
+  const { dir, caches, cache } = await setUp(t)
+  const nm = join(dir, 'node_modules')
+  const files: Record<string, string> = {
+    'esm/package.json': '{"type":"module","exports":"./index.js"}',
+    'esm/index.js': 'export const kind = "esm"\n',
+    'bang/index.js': '#!/usr/bin/env node\nexports.kind = "bang"\n',
+    'dyn/index.js': 'exports.kind = "dyn"\nexports.load = () => import("node:path").then((m) => typeof m.join)\n',
+    'a/index.js': 'exports.kind = "a"\n',
+    'b/index.js': 'exports.kind = "b"\n',
+  }
+  for (const [rel, text] of Object.entries(files)) {
+    await mkdir(join(nm, rel, '..'), { recursive: true })
+    await writeFile(join(nm, rel), text)
+  }
+  const file = join(dir, 'uses.cjs')
+  // require() of an ES module: Node 20.19 on (process.features.require_module); before, an error.
+  const esm = (process.features as { require_module?: boolean }).require_module === true
+  await writeFile(file, `exports.kinds = () => [${esm ? "require('esm').kind, " : ''}require('bang').kind, require('dyn').kind, require(process.env.WHICH).kind]
+exports.load = () => require('dyn').load()
+//# dsync-build 0123456789abcdef\n`)
+  const go = async (which: string): Promise<{ kinds: string[]; loaded: string; required: { files: number; accepted: number } }> => {
+    const child = `
+      const { runCached } = await import(${JSON.stringify(CODE_CACHE)})
+      const run = runCached(${JSON.stringify(file)}, ${JSON.stringify(caches)}, 'push')
+      const out = { kinds: run.exports.kinds(), loaded: await run.exports.load(), required: run.required() }
+      run.save()
+      console.log(JSON.stringify(out))`
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', child], { env: { ...process.env, WHICH: which } })
+    return JSON.parse(stdout)
+  }
+  // Only a/ or b/ compiles here: the others are Node's (an ES module, a #! line, an import()).
+  const kinds = (which: string): string[] => [...(esm ? ['esm'] : []), 'bang', 'dyn', which]
+  t.same(await go('a'), { kinds: kinds('a'), loaded: 'function', required: { files: 1, accepted: 0 } }, 'each runs, through Node where it must')
+  t.match(await go('b'), { kinds: kinds('b'), required: { files: 1, accepted: 0 } })
+  t.match(await go('a'), { required: { files: 1, accepted: 1 } }, 'a\'s code was kept through b\'s run')
+  t.match(await go('b'), { required: { files: 1, accepted: 1 } }, 'and b\'s through a\'s')
+  for (let i = 0; i < GENERATIONS; i++) await go(i % 2 === 0 ? 'a' : 'b')
+  const settled = await readFile(cache)
+  await go('a')
+  await go('b')
+  t.ok((await readFile(cache)).equals(settled), 'no longer rewritten in turn')
 })
 
 t.test('a damaged cache file, or one V8 refuses, is not used: the script compiles from source, and the file is rewritten', async (t) => {

@@ -807,13 +807,14 @@ class Receiver {
     })
   }
 
-  /** The tree's sketch index (the one `dsync similar` keeps), brought up to date once a session:
-   *  files whose size and mtime it knows are not read again. */
+  /** The tree's sketch index (the one `dsync similar` keeps), brought up to date once a session
+   *  from the session's own listing (not a second walk): files whose size and mtime it knows are
+   *  not read again, nor files below SKETCH_MIN_FILE_BYTES, which are no seed a probe looks for. */
   #sketchIndex(): Promise<SketchIndex> {
     return (this.#sketches ??= (async () => {
       const index = this.d.store.sketchIndex()
       // Policy: a file that cannot be read is no seed; the scan goes on.
-      await updateSketchIndex(this.d.root, index, { signal: this.#signal, onError: () => undefined })
+      await updateSketchIndex(this.d.root, index, { signal: this.#signal, onError: () => undefined, entries: this.#files.entries(), minSize: SKETCH_MIN_FILE_BYTES })
       return index
     })())
   }

@@ -1,7 +1,10 @@
 import t from 'tap'
 import { chunkParams } from '../../src/chunk/index.js'
 import { sketchBytes } from '../../src/similarity/index.js'
-import { INDEX_ANCHORS, indexedSketch, POSTED_BYTES, POSTED_MIN, probeAnchorKeys, Store } from '../../src/store/index.js'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { walkTree, type TreeEntry } from '../../src/fs/index.js'
+import { INDEX_ANCHORS, indexedSketch, POSTED_BYTES, POSTED_MIN, probeAnchorKeys, Store, updateSketchIndex } from '../../src/store/index.js'
 import { randomBytes } from '../support/random.js'
 import { tempTree } from '../support/temp.js'
 
@@ -58,4 +61,34 @@ t.test('a file is posted under its highest anchors: POSTED_MIN for a small one, 
   // Entries of an older rule (any subset of the sketch's anchors) leave nothing behind.
   await index.putMany([{ path: 'big', size: 10, mtimeMs: 2, sketch: sketchBytes(randomBytes(63, 10)) }])
   t.same(hits(big, 1024), [])
+})
+
+t.test('updateSketchIndex: from a listing given (no walk), small files not read; a changed small file\'s entry dropped, an unchanged one kept', async (t) => {
+  const big = randomBytes(6, 80_000)
+  const dir = await tempTree(t, { 'big.bin': big, 'small.txt': 'x'.repeat(1000), 'sub/other.bin': randomBytes(7, 70_000) })
+  const store = await Store.open(dir, { params: chunkParams() })
+  t.teardown(() => store.close())
+  const index = store.sketchIndex()
+  // A full scan, as `dsync similar --scan` makes: every file.
+  t.match(await updateSketchIndex(dir, index), { files: 3, filesRead: 3 })
+  t.same(index.paths().sort(), ['big.bin', 'small.txt', 'sub/other.bin'])
+  const listed = async (): Promise<TreeEntry[]> => {
+    const out: TreeEntry[] = []
+    for await (const e of walkTree(dir)) out.push(e)
+    return out
+  }
+  // Unchanged: nothing read, the small file's entry kept.
+  t.match(await updateSketchIndex(dir, index, { entries: await listed(), minSize: 64 * 1024 }), { files: 3, filesRead: 0, removed: 0 })
+  t.same(index.paths().sort(), ['big.bin', 'small.txt', 'sub/other.bin'])
+  // Changed: the big one is read again; the small one is not, and its stale entry goes.
+  await writeFile(join(dir, 'small.txt'), 'y'.repeat(2000))
+  await writeFile(join(dir, 'big.bin'), randomBytes(8, 90_000))
+  await writeFile(join(dir, 'new-small.txt'), 'z'.repeat(500))
+  t.match(await updateSketchIndex(dir, index, { entries: await listed(), minSize: 64 * 1024 }), { files: 4, filesRead: 1, removed: 1 })
+  t.same(index.paths().sort(), ['big.bin', 'sub/other.bin'])
+  t.match(index.lookup('big.bin'), { size: 90_000 })
+  // The listing is what counts: a file it leaves out is forgotten, though still on disk; one it
+  // names is read from the tree.
+  t.match(await updateSketchIndex(dir, index, { entries: (await listed()).filter((e) => e.path !== 'sub/other.bin'), minSize: 64 * 1024 }), { filesRead: 0, removed: 1 })
+  t.same(index.paths(), ['big.bin'])
 })

@@ -24,7 +24,7 @@ export { storedDelta } from './delta-writer.js'
 export { type TargetCheck, isFastCheck, preferredHasher, sameCheck, targetHasher } from './target-check.js'
 export { type SeedReader, type ByteSink, type ExpectedTarget, type AppliedDelta, applyDelta } from './apply-delta.js'
 export {
-  type Method, type SeedCandidate, type Decision, type SecondSeed, decide, passesThreshold, rankSeeds, changedRegions, secondSeed, EDITS_PER_UNSHARED_CHUNK, MIN_MEASURABLE_CHUNKS, MIN_SECOND_SEED_SHARE,
+  type Method, type SeedCandidate, type Decision, type SecondSeed, decide, passesThreshold, rankSeeds, changedRegions, secondSeed, smallestSeedBytes, EDITS_PER_UNSHARED_CHUNK, MIN_MEASURABLE_CHUNKS, MIN_SECOND_SEED_SHARE,
 } from './decide.js'
 export { type Match, type MatchList, type Hole, MAX_MATCHES, holesOf, encodeMatches, decodeMatches, isIdentity } from './match-list.js'
 export { identityDigest, IDENTITY_DELTA_MAX_BYTES } from './identity.js'

@@ -49,6 +49,8 @@ export class LocalFiles {
   /** indexSize's pass per size, once a session: a first push of 20,000 new files looked at
    *  every entry for each (10.5 of the receiver's 30 CPU s) */
   readonly #sizesIndexed = new Map<number, Promise<void>>()
+  /** indexFrom's passes, by the power of two below their size */
+  readonly #fromIndexed = new Map<number, Promise<void>>()
   /** --checksum: records are not trusted by size and mtime; each file is read once a session */
   readonly #readAll: boolean
   readonly #readNow = new Set<string>()
@@ -350,6 +352,27 @@ export class LocalFiles {
       await this.flush() // the index is the store's: what was read must be in it
     })()
     return this.#indexed
+  }
+
+  /**
+   * indexAll for the files of at least `minSize` bytes only (smallestSeedBytes: no smaller file
+   * can be the seed looked for), once per session per power of two of `minSize`; after indexAll,
+   * its pass.
+   */
+  indexFrom(minSize: number): Promise<void> {
+    if (this.#indexed !== undefined || minSize <= 0) return this.indexAll()
+    const floor = 2 ** Math.floor(Math.log2(minSize))
+    let pass = this.#fromIndexed.get(floor)
+    if (pass === undefined) {
+      pass = (async () => {
+        const paths: string[] = []
+        for (const e of this.entries()) if (e.kind === 'file' && e.size >= floor) paths.push(e.path)
+        await this.#readUnknown(paths)
+        await this.flush()
+      })()
+      this.#fromIndexed.set(floor, pass)
+    }
+    return pass
   }
 
   /** Reads the record of each file of `paths` the store has no current record of. Bounded:

@@ -4,7 +4,7 @@ import { dirname, join, posix } from 'node:path'
 import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
 import {
   blockSizeForChange, blockSizeForRefinement, blockSizeForUnknownChange, changedRegions, computeRefineSignature, computeSignature, decide, decodeMatches, encodeRefineSignature,
-  encodeSignature, identityDigest, IDENTITY_DELTA_MAX_BYTES, isFastCheck, isIdentity, matchesPass, MIN_MEASURABLE_CHUNKS, nextRefinement, passesThreshold, rankSeeds, sameCheck, secondSeed, targetHasher, type SecondSeed, type SeedCandidate, type SeedReader,
+  encodeSignature, identityDigest, IDENTITY_DELTA_MAX_BYTES, isFastCheck, isIdentity, matchesPass, MIN_MEASURABLE_CHUNKS, nextRefinement, passesThreshold, rankSeeds, sameCheck, secondSeed, smallestSeedBytes, targetHasher, type SecondSeed, type SeedCandidate, type SeedReader,
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
@@ -779,7 +779,7 @@ class Receiver {
         // The index as it stands first; the rest of the tree is read only when it finds nothing.
         wantList ||= this.#probeFinds(msg.keys)
         if (!wantList) {
-          await this.#files.indexAll()
+          await this.#files.indexFrom(smallestSeedBytes(msg.size, this.d.options.threshold))
           wantList = this.#probeFinds(msg.keys)
         }
         // Edits closer than a chunk leave no whole chunk in common (bench/seeds.ts: scattered
@@ -1162,7 +1162,11 @@ class Receiver {
     if (decision.method !== 'delta') {
       // A file too small to measure is decided by its earlier version alone (same path, or
       // same name: below), so the index of the whole tree could not give it a seed.
-      if (chunks.length >= MIN_MEASURABLE_CHUNKS) await this.#files.indexAll()
+      // Only files that could be its seed are read: from smallestSeedBytes up. Once one passes,
+      // the rest are too, for a second seed (which may be small: it only adds what the first
+      // lacks). A new file with no seed here no longer reads every small file of the tree.
+      const floor = smallestSeedBytes(t.size ?? t.entry.size, this.d.options.threshold)
+      if (chunks.length >= MIN_MEASURABLE_CHUNKS) await this.#files.indexFrom(floor)
       fromIndex()
       // The file this one most likely was: the same path, or else — for a small file whose
       // chunks the index cannot match after an edit — a file of the same name elsewhere (a
@@ -1172,6 +1176,11 @@ class Receiver {
         if (samePath !== undefined) add(this.#files.known(samePath))
       }
       decision = choose()
+      if (decision.method === 'delta' && floor > 0 && chunks.length >= MIN_MEASURABLE_CHUNKS) {
+        await this.#files.indexAll()
+        fromIndex()
+        decision = choose()
+      }
     }
     // Chunk lists cannot see edits smaller than a chunk: a file with a few scattered line
     // edits shares few whole 8 KiB chunks with its old version and measured "not similar"

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { blockSizeFor, blockSizeForChange, changedRegions, decide, EDITS_PER_UNSHARED_CHUNK, MAX_BLOCK, MIN_BLOCK, MIN_MEASURABLE_CHUNKS, secondSeed } from '../../src/delta/index.js'
+import fc from 'fast-check'
+import { blockSizeFor, blockSizeForChange, changedRegions, decide, EDITS_PER_UNSHARED_CHUNK, MAX_BLOCK, MIN_BLOCK, MIN_MEASURABLE_CHUNKS, passesThreshold, secondSeed, smallestSeedBytes } from '../../src/delta/index.js'
 import { metricByName, profile, type WeightedChunk } from '../../src/similarity/index.js'
 import type { Fingerprint } from '../../src/types.js'
 
@@ -111,4 +112,35 @@ t.test('secondSeed property: what the pair adds never exceeds what the target la
     { numRuns: 300, seed: 7 },
   )
   t.pass('held for 300 random targets and seeds')
+})
+
+t.test('smallestSeedBytes property: a seed smaller, wholly inside the target, never passes; nor a pair of them', async (t) => {
+  const metrics = ['dice', 'jaccard', 'lcs', 'containment'] as const
+  await fc.assert(
+    fc.property(
+      fc.integer({ min: 8, max: 400 }), // target chunks
+      fc.integer({ min: 1, max: 4096 }), // chunk length
+      fc.double({ min: 0.05, max: 1, noNaN: true }), // threshold
+      fc.constantFrom(...metrics),
+      (n, len, threshold, name) => {
+        const metric = metricByName(name)
+        const targetChunks = Array.from({ length: n }, (_, i) => c(`t${i}`, len))
+        const target = profile(targetChunks)
+        const floor = smallestSeedBytes(n * len, threshold)
+        // The largest seeds under the floor, each a run of the target's own chunks, the two apart.
+        const k = Math.min(n, Math.max(0, Math.ceil(floor / len) - 1))
+        if (k === 0) return
+        const a = { path: 'a', profile: profile(targetChunks.slice(0, k)) }
+        const b = { path: 'b', profile: profile(targetChunks.slice(n - k)) }
+        t.ok(k * len < floor)
+        const alone = decide(target, [a, b], metric, threshold)
+        if (alone.method === 'delta') t.fail(`${name} ${threshold}: ${k} of ${n} chunks passed alone (${alone.similarity})`)
+        const pair = secondSeed(target, [a, b], 'a', metric)
+        if (pair !== undefined && passesThreshold(pair.similarity, threshold)) t.fail(`${name} ${threshold}: a pair of ${k} of ${n} passed (${pair.similarity})`)
+      },
+    ),
+    { numRuns: 400 },
+  )
+  t.equal(smallestSeedBytes(1 << 20, 0), 0, 'threshold 0: any file may be a seed')
+  t.equal(smallestSeedBytes(1 << 20, 0.5), 87381, 'a new 1 MiB file at the default threshold: from ~85 KiB up')
 })

@@ -307,3 +307,22 @@ t.test('a file gone on the sender between its probe and its data (no data, then 
   t.notOk(report.events.some((e) => e.path === 'gone.bin'), 'no event for it')
   await t.rejects(readFile(join(root, 'gone.bin')), { code: 'ENOENT' }, 'nothing written for it')
 })
+
+t.test('a new file no file here resembles reads none of the small files here, which could not be its seed; a large one still is', async (t) => {
+  const files: Record<string, Uint8Array> = { 'new.bin': randomBytes(10, 300_000) }
+  const here: Record<string, Uint8Array> = {}
+  for (let i = 0; i < 40; i++) here[`small/f${i}.txt`] = randomBytes(100 + i, 3_000)
+  here['big-other.bin'] = randomBytes(99, 200_000)
+  // The files here are not in the push's list (no --delete): only seeds, never read for themselves.
+  const home = await tempTree(t, files)
+  const work = await tempTree(t, here)
+  const { report, sent } = await pushOnce(t, home, work)
+  t.equal(sent.get('probe'), 1, 'the new file is probed')
+  t.match(report.events.find((e) => e.path === 'new.bin'), { action: 'new' })
+  const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  const read = store.recordPaths().filter((p) => p !== 'new.bin')
+  await store.close()
+  // smallestSeedBytes(300,000, 0.5) is 25,000: a file of 3,000 bytes cannot be its seed, alone or
+  // one of two. The 200,000-byte one could: it was read, and found no match.
+  t.same(read, ['big-other.bin'], 'only the file that could be a seed was read for the content index')
+})

@@ -115,23 +115,35 @@ export function runCached<T>(file: string, dir: string | undefined, command: str
   const name = id === undefined ? '' : `${command}-${id}${NODE_SUFFIX}`
   const kept = usable ? unpack(readOwnFile(join(dir, name))) : { codes: new Map<string, Buffer>(), generation: 0, damaged: false }
   const cachedData = kept.codes.get(BUNDLE_KEY)
-  const script = new Script(Module.wrap(source), { filename: file, ...(cachedData !== undefined && { cachedData }) })
-  const cache: CacheUse = kept.damaged ? 'rejected' : cachedData === undefined ? 'none' : script.cachedDataRejected === true ? 'rejected' : 'accepted'
+  const { script, took } = compileWrapped(source, file, cachedData)
+  const cache: CacheUse = kept.damaged ? 'rejected' : cachedData === undefined ? 'none' : took ? 'accepted' : 'rejected'
   const required = usable ? keepRequired(kept.codes) : undefined
   const module = { exports: {} as T }
-  const run = script.runInThisContext() as (exports: T, require: NodeJS.Require, module: { exports: T }, filename: string, dirname: string) => void
-  run.call(module.exports, module.exports, createRequire(file), module, file, dirname(file))
+  runWrapped(script, module, createRequire(file), file)
   return {
     exports: module.exports,
     cache,
     required: () => required?.counts() ?? { files: 0, accepted: 0 },
     save() {
-      if (!usable || required === undefined) return
+      if (required === undefined) return // no cache to use
       const settled = cache === 'accepted' && kept.generation >= GENERATIONS && !required.compiledAfresh()
       if (settled) return
       write(dir!, command, name, () => pack([[BUNDLE_KEY, script.createCachedData()], ...required.codes()], cache === 'accepted' ? kept.generation + 1 : 1))
     },
   }
+}
+
+/** `source` compiled as Node wraps a CommonJS module, from `cachedData` when given and V8 takes
+ *  it (`took`). */
+function compileWrapped(source: string, filename: string, cachedData: Buffer | undefined): { script: Script; took: boolean } {
+  const script = new Script(Module.wrap(source), { filename, ...(cachedData !== undefined && { cachedData }) })
+  return { script, took: cachedData !== undefined && script.cachedDataRejected !== true }
+}
+
+/** Runs a module compiled by compileWrapped as Node does: its wrapper called on `module.exports`. */
+function runWrapped(script: Script, module: { exports: unknown }, require: NodeJS.Require, filename: string): unknown {
+  const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => unknown
+  return wrapper.call(module.exports, module.exports, require, module, filename, dirname(filename))
 }
 
 /** The bundle's entry in a cache file (the packages' are SHA-1s: keepRequired). */
@@ -166,20 +178,18 @@ function keepRequired(codes: ReadonlyMap<string, Buffer>): { codes(): Map<string
   const underPolicy = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((a) => a.startsWith('--experimental-policy'))
   if (underPolicy) return { codes: () => new Map(), compiledAfresh: () => false, counts: () => ({ files: 0, accepted: 0 }) }
   proto._compile = function (content, filename, format) {
-    if (format === 'module' || !filename.includes(`${sep}node_modules${sep}`) || content.startsWith('#!') || content.includes('import(')) {
-      return nodeCompile.apply(this, [content, filename, format] as [string, string, string | undefined])
-    }
+    const byNode = (): unknown => nodeCompile.call(this, content, filename, format)
+    if (format === 'module' || !filename.includes(`${sep}node_modules${sep}`) || content.startsWith('#!') || content.includes('import(')) return byNode()
     const key = moduleKey(filename, content)
-    const cachedData = codes.get(key)
-    let script: Script
+    let compiled: { script: Script; took: boolean }
     try {
-      script = new Script(Module.wrap(content), { filename, ...(cachedData !== undefined && { cachedData }) })
+      compiled = compileWrapped(content, filename, codes.get(key))
     } catch {
       // Policy: Node's own loader compiles it, and says what is wrong with it if anything is.
-      return nodeCompile.apply(this, [content, filename, format] as [string, string, string | undefined])
+      return byNode()
     }
-    if (cachedData !== undefined && script.cachedDataRejected !== true) accepted++
-    loaded.set(key, script)
+    if (compiled.took) accepted++
+    loaded.set(key, compiled.script)
     const mod = this
     const require = ((id: string) => mod.require(id)) as NodeJS.Require
     require.resolve = Object.assign((request: string, options?: { paths?: string[] }) => statics._resolveFilename(request, mod, false, options), {
@@ -188,8 +198,7 @@ function keepRequired(codes: ReadonlyMap<string, Buffer>): { codes(): Map<string
     require.main = process.mainModule
     require.extensions = statics._extensions
     require.cache = statics._cache
-    const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: NodeJS.Module, filename: string, dirname: string) => unknown
-    return wrapper.call(mod.exports, mod.exports, require, mod, filename, dirname(filename))
+    return runWrapped(compiled.script, mod, require, filename)
   }
   return {
     // The earlier runs' entries too (up to CARRIED_BYTES), for files this run did not require:

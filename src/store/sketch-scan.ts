@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { isDsyncError, type DsyncError } from '../errors.js'
+import { DsyncError, isDsyncError } from '../errors.js'
 import { sketchPath, walkTree, type TreeEntry } from '../fs/index.js'
 import type { SketchScanResult } from '../types.js'
 import type { SketchIndex } from './sketch-index.js'
@@ -36,15 +36,17 @@ export async function updateSketchIndex(
   for await (const e of opts.entries ?? walkTree(root, walkOpts)) {
     if (e.kind !== 'file') continue
     files++
-    const old = e.size < minSize && !known.has(e.path) ? undefined : index.lookup(e.path)
-    const current = old !== undefined && old.size === e.size && old.mtimeMs === e.mtimeMs
-    if (current || e.size < minSize) {
-      // A small file's changed entry stays in `known`, and goes with the vanished ones.
-      if (current) known.delete(e.path)
+    const small = e.size < minSize
+    const old = small && !known.has(e.path) ? undefined : index.lookup(e.path)
+    if (old !== undefined && old.size === e.size && old.mtimeMs === e.mtimeMs) {
+      known.delete(e.path)
       continue
     }
+    // Not read: a changed small file's entry stays in `known`, and goes with the vanished ones.
+    if (small) continue
     known.delete(e.path)
-    opts.signal?.throwIfAborted()
+    // A walk stops so by itself; a listing given does not.
+    if (opts.signal?.aborted) throw new DsyncError('ABORTED', `${root}: updating the similarity index cancelled`, { path: root })
     try {
       const sketch = await sketchPath(join(root, e.path), { noFollow: true, ...(opts.signal && { signal: opts.signal }) })
       batch.push({ path: e.path, size: e.size, mtimeMs: e.mtimeMs, sketch })

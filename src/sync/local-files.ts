@@ -345,12 +345,7 @@ export class LocalFiles {
    * before a seed is looked for by content; nothing else waits for it.
    */
   indexAll(): Promise<void> {
-    this.#indexed ??= (async () => {
-      const paths: string[] = []
-      for (const e of this.entries()) if (e.kind === 'file') paths.push(e.path)
-      await this.#readUnknown(paths)
-      await this.flush() // the index is the store's: what was read must be in it
-    })()
+    this.#indexed ??= this.#indexFiles(() => true)
     return this.#indexed
   }
 
@@ -363,16 +358,17 @@ export class LocalFiles {
     if (this.#indexed !== undefined || minSize <= 0) return this.indexAll()
     const floor = 2 ** Math.floor(Math.log2(minSize))
     let pass = this.#fromIndexed.get(floor)
-    if (pass === undefined) {
-      pass = (async () => {
-        const paths: string[] = []
-        for (const e of this.entries()) if (e.kind === 'file' && e.size >= floor) paths.push(e.path)
-        await this.#readUnknown(paths)
-        await this.flush()
-      })()
-      this.#fromIndexed.set(floor, pass)
-    }
+    if (pass === undefined) this.#fromIndexed.set(floor, (pass = this.#indexFiles((e) => e.size >= floor)))
     return pass
+  }
+
+  /** Reads the record of each file `keep` picks that the store has no current record of, and
+   *  waits for the store's writes: the index is the store's, what was read must be in it. */
+  async #indexFiles(keep: (e: TreeEntry) => boolean): Promise<void> {
+    const paths: string[] = []
+    for (const e of this.entries()) if (e.kind === 'file' && keep(e)) paths.push(e.path)
+    await this.#readUnknown(paths)
+    await this.flush()
   }
 
   /** Reads the record of each file of `paths` the store has no current record of. Bounded:

@@ -1166,7 +1166,8 @@ class Receiver {
       // the rest are too, for a second seed (which may be small: it only adds what the first
       // lacks). A new file with no seed here no longer reads every small file of the tree.
       const floor = smallestSeedBytes(t.size ?? t.entry.size, this.d.options.threshold)
-      if (chunks.length >= MIN_MEASURABLE_CHUNKS) await this.#files.indexFrom(floor)
+      const measurable = chunks.length >= MIN_MEASURABLE_CHUNKS
+      if (measurable) await this.#files.indexFrom(floor)
       fromIndex()
       // The file this one most likely was: the same path, or else — for a small file whose
       // chunks the index cannot match after an edit — a file of the same name elsewhere (a
@@ -1176,7 +1177,7 @@ class Receiver {
         if (samePath !== undefined) add(this.#files.known(samePath))
       }
       decision = choose()
-      if (decision.method === 'delta' && floor > 0 && chunks.length >= MIN_MEASURABLE_CHUNKS) {
+      if (decision.method === 'delta' && floor > 0 && measurable) {
         await this.#files.indexAll()
         fromIndex()
         decision = choose()

@@ -6,15 +6,6 @@ import type { Message } from './messages.js'
 /** Messages gathered at most before a batch goes without waiting for the event loop's turn. */
 const MAX_BATCH = 1024
 
-/**
- * ...nor, in a long turn of the event loop, longer than this after its first message: it goes
- * with the next one posted. Files up to 256 KiB are read with synchronous calls, so the 40 new
- * 256 KiB files of bench/sync.ts "pieces of others" were all read, chunked and sketched in one
- * turn (~150 ms), and their probes left together at its end, the receiver idle until then. By
- * hand, 5 pushes each in turns: 645–774 ms (median 760) without, 625–781 (median 691) with.
- */
-const BATCH_HOLD_MS = 2
-
 /** A batch goes before the next message would take it past this (an upper bound of its packed
  *  size: roughBytes), well inside LIMITS.maxBatchBytes. */
 const BATCH_BYTES = LIMITS.maxBatchBytes / 2
@@ -46,9 +37,9 @@ function roughBytes(v: unknown): number {
 }
 
 /**
- * A channel that sends the small messages posted in one turn of the event loop (or within
- * BATCH_HOLD_MS of a long one) as one `batch` frame, compressed together (a version-3 peer:
- * PROTOCOL.md §4.8), and hands each message of a batch it receives on as if it had come alone. Per file a session sends a `want`, a `result`
+ * A channel that sends the small messages posted in one turn of the event loop as one `batch`
+ * frame, compressed together (a version-3 peer: PROTOCOL.md §4.8), and hands each message of a
+ * batch it receives on as if it had come alone. Per file a session sends a `want`, a `result`
  * and often a `plan`, `chunks` and `dataEnd`: 40–130 bytes each, alone in a frame, they were
  * ~110 bytes a file both ways on a first push of 2,000 small files (the receiver's 227 KB
  * against rsync's 38 KB); together, paths and keys compress as a file list does.
@@ -61,7 +52,6 @@ function roughBytes(v: unknown): number {
 export function withBatching(channel: Channel): Channel {
   let queued: Message[] = []
   let queuedBytes = 0
-  let firstAt = 0
   let scheduled = false
   let failure: unknown
   const flush = (): Promise<void> => {
@@ -95,12 +85,9 @@ export function withBatching(channel: Channel): Channel {
       }
       const bytes = roughBytes(msg)
       const before = queuedBytes + bytes > BATCH_BYTES ? flush() : undefined
-      const now = performance.now()
-      if (queued.length === 0) firstAt = now
       queued.push(msg)
       queuedBytes += bytes
       if (queued.length >= MAX_BATCH) return flush()
-      if (now - firstAt >= BATCH_HOLD_MS) flush().catch(() => undefined) // as the turn's flush below
       if (before !== undefined) return before
       if (!scheduled) {
         scheduled = true

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Packr } from 'msgpackr'
-import { decode, encode, memoryChannelPair, withBatching, wrapChannel, type Channel, type Message } from '../../src/net/index.js'
+import { decode, encode, memoryChannelPair, withBatching, type Channel, type Message } from '../../src/net/index.js'
 
 /** The next `n` messages as they arrived (a `batch` still whole). */
 async function take(channel: Channel, n: number): Promise<Message[]> {
@@ -24,36 +24,6 @@ t.test('small messages of one turn go as one batch frame, in order; any other me
   const raw = await take(b, 4)
   t.same(raw.map((m) => m.t), ['batch', 'data', 'result', 'done'], 'three wants in one frame; a lone small message goes as it is')
   t.same((raw[0] as Extract<Message, { t: 'batch' }>).messages, [want(1), want(2), want(3)])
-})
-
-t.test('in a long turn, what waited 2 ms goes at the next message, not at the turn\'s end', async (t) => {
-  const [a, b] = memoryChannelPair()
-  const frames: string[] = []
-  const recording = wrapChannel(a, {
-    send: (m) => {
-      frames.push(m.t === 'batch' ? `batch of ${m.messages.length}` : m.t)
-      return a.send(m)
-    },
-  })
-  const batched = withBatching(recording)
-  const busy = (ms: number): void => {
-    for (const end = performance.now() + ms; performance.now() < end; );
-  }
-  // One turn: a want, 3 ms of work (a file read and chunked), two more wants, 3 ms, a fourth.
-  void batched.send(want(1))
-  busy(3)
-  void batched.send(want(2))
-  t.same(frames, ['batch of 2'], 'the first two go as the second is posted, in the same turn')
-  void batched.send(want(3))
-  busy(3)
-  void batched.send(want(4))
-  t.same(frames, ['batch of 2', 'batch of 2'])
-  void batched.send(want(5))
-  t.same(frames, ['batch of 2', 'batch of 2'], 'a message posted soon after waits for the turn\'s end')
-  await new Promise((r) => setImmediate(r))
-  t.same(frames, ['batch of 2', 'batch of 2', 'want'])
-  const got = await take(withBatching(b), 5)
-  t.same(got, [1, 2, 3, 4, 5].map(want), 'all five, in order')
 })
 
 t.test('a batch received is handed on message by message', async (t) => {

@@ -218,6 +218,8 @@ interface Transfer {
   listAsked?: boolean
   /** a seed its probe's anchors found in the sketch index (#seedByAnchors), weighed with the rest */
   sketchSeed?: string
+  /** the file of the same name elsewhere taken as its earlier version (#sameName): a guess */
+  nameGuess?: string
   /** some of its data (`data`, or all of it in a `bundle`) has come for the current request */
   dataSeen?: boolean
   /** all of it came in a `bundle` */
@@ -1169,14 +1171,24 @@ class Receiver {
       const measurable = chunks.length >= MIN_MEASURABLE_CHUNKS
       if (measurable) await this.#files.indexFrom(floor)
       fromIndex()
-      // The file this one most likely was: the same path, or else — for a small file whose
-      // chunks the index cannot match after an edit — a file of the same name elsewhere (a
-      // move), as rsync's --fuzzy guesses by name. A wrong guess costs only a small signature.
-      if (samePath === undefined && recs.length === 0 && chunks.length < MIN_MEASURABLE_CHUNKS) {
-        samePath = this.#sameName(t.entry)
-        if (samePath !== undefined) add(this.#files.known(samePath))
-      }
       decision = choose()
+      // The file this one most likely was: the same path, or else — for a small file that no
+      // file here shares enough chunks with (an edit changes most of a small file's few chunks)
+      // — a file of the same name elsewhere (a move), as rsync's --fuzzy guesses by name. A
+      // wrong guess costs only a small signature. Not only when the index found no file at all:
+      // one sharing a chunk or two below the threshold kept 60 of bench/sync.ts "rename + edit"'s
+      // 100 moved files from their old versions. By hand: 1.04 MiB sent, 737 KiB with them as
+      // deltas; 6 pushes each in turns, 916–1,134 ms (median 1,054) and 946–1,016 (median 987).
+      if (decision.method !== 'delta' && samePath === undefined && !measurable) {
+        t.nameGuess = samePath = this.#sameName(t.entry)
+        if (samePath !== undefined) {
+          add(this.#files.known(samePath))
+          decision = choose()
+          if (decision.seed === samePath && decision.note !== undefined) {
+            decision = { ...decision, note: `fewer than ${MIN_MEASURABLE_CHUNKS} chunks: too small to measure, delta from a file of the same name (moved?)` }
+          }
+        }
+      }
       if (decision.method === 'delta' && floor > 0 && measurable) {
         await this.#files.indexAll()
         fromIndex()
@@ -1206,7 +1218,7 @@ class Receiver {
     const seed = decision.seed ?? samePath ?? t.sketchSeed
     let trial = false
     const borderline = decision.method !== 'delta' && seed !== undefined && seed !== null && !t.partialList && (t.size ?? 0) >= SKETCH_MIN_FILE_BYTES
-    if (borderline && this.#refines(t, this.#files.get(seed)?.size ?? 0) && !this.d.options.dryRun) {
+    if (borderline && this.#refines(t, seed, this.#files.get(seed)?.size ?? 0) && !this.d.options.dryRun) {
       trial = true
       decision = { method: 'delta', seed, similarity: decision.similarity }
     } else if (borderline && t.sketchable === true) {
@@ -1242,9 +1254,15 @@ class Receiver {
     return this.#fetch(t, decision.method === 'delta' ? decision.seed : null, event, regions, trial, also?.path)
   }
 
-  /** True when a delta of `t` from seeds of `seedBytes` in all runs refinement rounds (#fetch). */
-  #refines(t: Transfer, seedBytes: number): boolean {
-    return t.refinable === true && !t.retried && seedBytes >= REFINE_MIN_SEED_BYTES
+  /**
+   * True when a delta of `t` from `seed` (with `seedBytes` in all its seeds) runs refinement
+   * rounds (#fetch). Not from a guess by name (a small file: #decideAndFetch): the rounds save
+   * little of what such a delta sends and cost round trips. bench/sync.ts "rename + edit" (~108
+   * deltas from 20 KiB seeds, most guessed), 5 pushes each in turns: with rounds 712 KiB,
+   * 1,070–1,283 ms (median 1,161); without, 737 KiB, 1,028–1,161 ms (median 1,044).
+   */
+  #refines(t: Transfer, seed: string, seedBytes: number): boolean {
+    return t.refinable === true && !t.retried && seedBytes >= REFINE_MIN_SEED_BYTES && seed !== t.nameGuess
   }
 
   /**
@@ -1316,7 +1334,7 @@ class Receiver {
         t.identical = false
         // A trial was decided on a refined exchange (#decideAndFetch): it runs one whatever
         // the seed became since, or the threshold would never be applied to it.
-        if (seedAbs !== null && (trial || this.#refines(t, size))) {
+        if (seedAbs !== null && (trial || this.#refines(t, seed!, size))) {
           event = await this.#refinedPlan(t, seed!, seedAbs, held, size, regions, event, trial)
         } else {
           const signature =

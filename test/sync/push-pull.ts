@@ -192,6 +192,27 @@ t.test('a small file moved to another folder and edited is a delta from its old 
   t.same(await describeTree(work), await describeTree(home))
 })
 
+t.test('a small file moved and edited is a delta from the file of the same name, though another file here shares a chunk with it', async (t) => {
+  const text = Buffer.from(Array.from(randomBytes(901, 20_000), (b) => 'abcdefghij klmnop\n'.charCodeAt(b % 18)))
+  const common = randomBytes(902, 12_000)
+  const home = await tempTree(t, { 'drafts/plan.md': text, 'lib/common.bin': common })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  // Edits every 4 KB leave no chunk of the old text whole; the 12 KB put first shares its first
+  // chunk with lib/common.bin, which is below the threshold as a seed (dice ~0.4).
+  const edited = Buffer.from(text)
+  for (let at = 1000; at < 20_000; at += 4000) edited.write('EDITED', at)
+  await rm(join(home, 'drafts/plan.md'))
+  await mkdir(join(home, 'final'))
+  await writeFile(join(home, 'final/plan.md'), Buffer.concat([common, edited]))
+  const r = await push(home, server.url, clientOpts({ delete: true }))
+  const e = r.events.find((e) => e.path === 'final/plan.md')
+  t.ok(e?.candidates?.some((c) => c.path === 'lib/common.bin'), 'the index found the file that shares a chunk')
+  t.match(e, { action: 'delta', seed: 'drafts/plan.md', message: /same name/ })
+  t.same(await describeTree(work), await describeTree(home))
+})
+
 t.test('--exclude and .dsyncignore: excluded paths are neither sent nor deleted on the receiver', async (t) => {
   const home = await tempTree(t, { 'keep.txt': 'sent', 'build/out.o': 'not sent', 'cache.tmp': 'not sent', '.dsyncignore': '*.tmp\n' })
   const work = await tempTree(t, { 'build/local.o': 'the receiver own build', 'old.tmp': 'ignored here too' })

@@ -24,6 +24,7 @@ import { deleteExtras } from './delete-extras.js'
 import { Semaphore } from './limit.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
+import { similarlyNamed, type NamedFile } from './name-guess.js'
 import { WINDOWED_PROBE_BYTES } from './probe.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
@@ -106,6 +107,12 @@ const SKETCH_MIN_FILE_BYTES = 64 * 1024
  * 16 KiB 64,174 B (1.09×), wall 1.44 → 1.57 s (one run each, load ~2).
  */
 const REFINE_MIN_SEED_BYTES = 16 * 1024
+
+/**
+ * Files of a folder a guess by name weighs for a renamed file (#renameSources): each costs two
+ * comparisons of short names (name-guess.ts, ~1 µs), so a new small file costs at most ~1 ms.
+ */
+const MAX_RENAME_SOURCES = 1024
 /** Times a file is asked for when it keeps changing on the sender while being sent. */
 const MAX_SOURCE_ATTEMPTS = 3
 
@@ -277,6 +284,8 @@ class Receiver {
   readonly #knownDirs = new Set<string>([''])
   /** base name → local files with it (see #filesByName), for guessing the source of a moved file */
   #byName: Map<string, string[]> | undefined
+  /** folder → its files a renamed file may have been (#renameSources) */
+  readonly #renameSourcesIn = new Map<string, NamedFile[]>()
   readonly #metric
   /** the tree's sketch index, brought up to date once a session when first needed (#sketchIndex) */
   #sketches: Promise<SketchIndex> | undefined
@@ -1174,18 +1183,21 @@ class Receiver {
       decision = choose()
       // The file this one most likely was: the same path, or else — for a small file that no
       // file here shares enough chunks with (an edit changes most of a small file's few chunks)
-      // — a file of the same name elsewhere (a move), as rsync's --fuzzy guesses by name. A
-      // wrong guess costs only a small signature. Not only when the index found no file at all:
-      // one sharing a chunk or two below the threshold kept 60 of bench/sync.ts "rename + edit"'s
-      // 100 moved files from their old versions. By hand: 1.04 MiB sent, 737 KiB with them as
-      // deltas; 6 pushes each in turns, 916–1,134 ms (median 1,054) and 946–1,016 (median 987).
+      // — a guess by name (name-guess.ts), read if not known. Not only when the index found no
+      // file at all: one sharing a chunk or two below the threshold kept 60 of bench/sync.ts
+      // "rename + edit"'s 100 moved files from their old versions, and its 100 renamed files had
+      // no guess. By hand, 1c960d7 against this: 48 → 200 deltas, 1.04 MiB → 232 KiB on the wire
+      // (rsync -az: 1.31 MB); 8 pushes each in turns, 971–1,139 ms (median 1,055) → 871–1,101
+      // (median 942).
       if (decision.method !== 'delta' && samePath === undefined && !measurable) {
-        t.nameGuess = samePath = this.#sameName(t.entry)
-        if (samePath !== undefined) {
-          add(this.#files.known(samePath))
+        const guess = this.#guessByName(t.entry)
+        if (guess !== undefined) {
+          t.nameGuess = samePath = guess.path
+          add(await this.#files.record(samePath))
           decision = choose()
           if (decision.seed === samePath && decision.note !== undefined) {
-            decision = { ...decision, note: `fewer than ${MIN_MEASURABLE_CHUNKS} chunks: too small to measure, delta from a file of the same name (moved?)` }
+            const from = guess.renamed ? 'a file of a similar name in its folder (renamed?)' : 'a file of the same name (moved?)'
+            decision = { ...decision, note: `fewer than ${MIN_MEASURABLE_CHUNKS} chunks: too small to measure, delta from ${from}` }
           }
         }
       }
@@ -1290,18 +1302,42 @@ class Receiver {
     return { value, errorBound: est.errorBound }
   }
 
-  /** A local regular file with the same base name as `e` (nearest in size), if any. */
-  #sameName(e: FileEntry): string | undefined {
+  /**
+   * The local file `e` most likely was, by name (name-guess.ts): one of the same name elsewhere,
+   * nearest in size (moved); else one of a similar name in its folder (renamed). As the session
+   * found the tree (#filesByName), by the sizes the walk saw: no record is looked up but the
+   * guess's (a lookup and decoding for each file weighed cost ~2.5 ms a guess in a folder of 200).
+   */
+  #guessByName(e: FileEntry): { path: string; renamed: boolean } | undefined {
     const name = posix.basename(e.path)
-    let best: string | undefined
-    let bestGap = Infinity
+    let moved: NamedFile | undefined
     for (const path of this.#filesByName().get(name) ?? []) {
-      const rec = this.#files.known(path)
-      if (rec === undefined || path === e.path) continue
-      const gap = Math.abs(rec.size - e.size)
-      if (gap < bestGap) [best, bestGap] = [path, gap]
+      const w = path === e.path ? undefined : this.#files.walked.get(path)
+      if (w?.kind === 'file' && (moved === undefined || Math.abs(w.size - e.size) < Math.abs(moved.size - e.size))) moved = { path, size: w.size }
     }
-    return best
+    if (moved !== undefined) return { path: moved.path, renamed: false }
+    const renamed = similarlyNamed(name, e.size, this.#renameSources(parentDir(e.path)))
+    return renamed === undefined ? undefined : { path: renamed.path, renamed: true }
+  }
+
+  /**
+   * The files of folder `dir` a rename may have come from: those the sender did not list (a
+   * file it still has under its name was not renamed, as rsync's --fuzzy skips a file it
+   * sends), the first MAX_RENAME_SOURCES in name order. Taken once a session per folder, when
+   * first asked: its listing is whole by then unless it is longer than a message holds, and a
+   * file listed later is only a guess less likely right.
+   */
+  #renameSources(dir: string): readonly NamedFile[] {
+    let files = this.#renameSourcesIn.get(dir)
+    if (files === undefined) {
+      files = []
+      for (const s of this.#files.walked.children(dir)) {
+        if (files.length === MAX_RENAME_SOURCES) break
+        if (s.kind === 'file' && !this.#seen.has(s.path)) files.push({ path: s.path, size: s.size })
+      }
+      this.#renameSourcesIn.set(dir, files)
+    }
+    return files
   }
 
   /** Sends the plan for one file and rebuilds it from the data that comes back: whole, or a

@@ -213,6 +213,24 @@ t.test('a small file moved and edited is a delta from the file of the same name,
   t.same(await describeTree(work), await describeTree(home))
 })
 
+t.test('a small file renamed in its folder and edited is a delta from its old name, not from a sibling the sender still has', async (t) => {
+  const text = (seed: number): Buffer => Buffer.from(Array.from(randomBytes(seed, 20_000), (b) => 'abcdefghij klmnop\n'.charCodeAt(b % 18)))
+  const home = await tempTree(t, { 'notes/n006.txt': text(911), 'notes/n006-v1.txt': text(912), 'notes/n002.txt': text(913) })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  // Edits every 4 KB leave none of its chunks whole. By name alone n006-v1 is nearer (1 edit,
+  // not 3), but the sender lists it: it was not renamed.
+  const edited = text(911)
+  for (let at = 1000; at < 20_000; at += 4000) edited.write('EDITED', at)
+  await rm(join(home, 'notes/n006.txt'))
+  await writeFile(join(home, 'notes/n006-v2.txt'), edited)
+  const r = await push(home, server.url, clientOpts({ delete: true }))
+  t.match(r.events.find((e) => e.path === 'notes/n006-v2.txt'), { action: 'delta', seed: 'notes/n006.txt', message: /similar name/ })
+  t.ok(r.summary.wireBytesSent < 6_000, `sent ${r.summary.wireBytesSent} bytes for a 20 KB file with 5 edits`)
+  t.same(await describeTree(work), await describeTree(home))
+})
+
 t.test('--exclude and .dsyncignore: excluded paths are neither sent nor deleted on the receiver', async (t) => {
   const home = await tempTree(t, { 'keep.txt': 'sent', 'build/out.o': 'not sent', 'cache.tmp': 'not sent', '.dsyncignore': '*.tmp\n' })
   const work = await tempTree(t, { 'build/local.o': 'the receiver own build', 'old.tmp': 'ignored here too' })

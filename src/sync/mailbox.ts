@@ -11,8 +11,8 @@ import { DsyncError } from '../errors.js'
 export class Mailbox<T> {
   readonly #items: T[] = []
   #waiter: { resolve: (v: T) => void; reject: (err: unknown) => void } | undefined
-  /** why no more will come (close), once closed */
-  #closed: DsyncError | undefined
+  /** why no more will come (close), once closed: made when first needed */
+  #closed: (() => DsyncError) | undefined
 
   /** @param what the message, for the error (`match list`, `sketch`, `refine`) */
   constructor(
@@ -32,18 +32,24 @@ export class Mailbox<T> {
     this.#items.push(v)
   }
 
-  /** No more will come (the peer ended the file's exchange): a wait, now or later, fails with `err`. */
-  close(err: DsyncError): void {
+  /**
+   * No more will come (the peer ended the file's exchange): a wait, now or later, fails with
+   * the error `why` makes. Made only then: a refined exchange's mailbox is closed at every
+   * file's end, mostly with nobody waiting, and an error's stack trace cost the receiver
+   * ~30 µs (135 ms of CPU in a push of 4,500 files that had one).
+   */
+  close(why: () => DsyncError): void {
     if (this.#closed !== undefined) return
-    this.#closed = err
+    let err: DsyncError | undefined
+    this.#closed = () => (err ??= why())
     const w = this.#waiter
     this.#waiter = undefined
-    w?.reject(err)
+    w?.reject(this.#closed())
   }
 
   next(): Promise<T> {
     if (this.#items.length > 0) return Promise.resolve(this.#items.shift()!)
-    if (this.#closed !== undefined) return Promise.reject(this.#closed)
+    if (this.#closed !== undefined) return Promise.reject(this.#closed())
     return new Promise<T>((resolve, reject) => {
       const stop = (): void => reject(this.signal.reason)
       if (this.signal.aborted) return stop()

@@ -429,9 +429,11 @@ class Receiver {
         if (t !== undefined) t.dataEnded = true
         // Ended before its refined exchange did: the sender could not read the file (it said
         // why in a notice), or it changed as it was read (SOURCE_CHANGED: asked for again).
-        t?.matches?.close(t.changedOnSender === true
-          ? new DsyncError('SOURCE_CHANGED', `${t.entry.path}: changed on the sender while it was read`, { path: t.entry.path })
-          : new DsyncError('IO', `${t.entry.path}: the sender sent nothing for it (it could not read it: its report says why)`, { path: t.entry.path }))
+        const changed = t?.changedOnSender === true
+        const path = t?.entry.path
+        t?.matches?.close(() => changed
+          ? new DsyncError('SOURCE_CHANGED', `${path}: changed on the sender while it was read`, { path })
+          : new DsyncError('IO', `${path}: the sender sent nothing for it (it could not read it: its report says why)`, { path }))
         return
       }
       case 'bundle':

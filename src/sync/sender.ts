@@ -832,7 +832,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         receiverDone = true
         // An exchange still open is one the receiver left (an older one sends no cancel): its
         // worker would wait for a round that never comes.
-        for (const [id, rounds] of refining) rounds.close(giveUp(id, 'the receiver ended the session'))
+        for (const [id, rounds] of refining) {
+          const err = giveUp(id, 'the receiver ended the session')
+          rounds.close(() => err)
+        }
         break
       } else if (msg.t === 'notice') {
         d.onNotice?.(msg.message)

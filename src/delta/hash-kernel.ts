@@ -1,6 +1,6 @@
 import { blockHash } from './block-hash.js'
 import { wasmHasher, wasmKernelAvailable } from './hash-wasm.js'
-import { BYTE_MAP, ROLL_BASE, outFactor, outTable, rollingHash, rollWith } from './rolling-hash.js'
+import { BYTE_MAP, ROLL_BASE, outTableFor, rollingHash, rollWith } from './rolling-hash.js'
 
 /**
  * Block keys over a window of bytes, and the matcher's byte-by-byte search: the delta engine's
@@ -85,7 +85,7 @@ class JsHasher implements BlockHasher {
   constructor(size: number, tables: SearchTables | undefined) {
     this.bytes = new Uint8Array(size)
     this.#tables = tables
-    this.#outG = outTable(outFactor(Math.max(1, tables?.blockSize ?? 1)))
+    this.#outG = outTableFor(Math.max(1, tables?.blockSize ?? 1))
   }
 
   grow(size: number): void {

@@ -1,7 +1,7 @@
 import { assembleModule, compileModule, get, i32, instantiate, loopUntil, OP, set, tee, VOID_BLOCK, WASM_PAGE, uleb, type WasmMemory } from '../wasm-asm.js'
 import { BLOCK_HASH_SEED } from './block-hash.js'
 import type { BlockHasher, SearchTables } from './hash-kernel.js'
-import { BYTE_MAP, ROLL_BASE, outFactor, outTable, rollWith } from './rolling-hash.js'
+import { BYTE_MAP, ROLL_BASE, outTableFor, rollWith } from './rolling-hash.js'
 
 /**
  * The delta engine's hot loops, block keys and the byte-by-byte search, as a WebAssembly kernel
@@ -220,7 +220,7 @@ class WasmHasher implements BlockHasher {
    *  table is written here, and the window is the caller's to fill. */
   constructor(k: KernelExports, size: number, tables: SearchTables | undefined) {
     this.#k = k
-    this.#outG = outTable(outFactor(Math.max(1, tables?.blockSize ?? 1)))
+    this.#outG = outTableFor(Math.max(1, tables?.blockSize ?? 1))
     const filterBytes = tables?.filter.length ?? 0
     this.#data = Math.ceil((FILTER_ADDR + filterBytes) / 64) * 64
     this.#ensure(size)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { BYTE_MAP, ROLL_BASE, fmix32, rollHash, rollingHash, outFactor, outTable, weakKey } from '../../src/delta/rolling-hash.js'
+import { BYTE_MAP, ROLL_BASE, fmix32, rollHash, rollingHash, outFactor, outTable, outTableFor, weakKey } from '../../src/delta/rolling-hash.js'
 
 t.test('rolling one byte (rollHash, or the outTable form the sender uses) equals hashing the new window from scratch', async () => {
   fc.assert(
@@ -38,4 +38,14 @@ t.test('golden values: the hash is part of the signature format and must not dri
   t.equal(fmix32(791758347), 521837517)
   t.equal(weakKey(rollingHash(data, 0, data.length), 12), 791758347 >>> 20, 'fewer bits are the top bits')
   t.equal(BYTE_MAP[0], fmix32(0x9e3779b1) | 0)
+})
+
+t.test('outTableFor(n) is outTable(outFactor(n)), made once per block size', async (t) => {
+  for (const n of [1, 16, 64, 700, 4096, 65536]) {
+    t.same(Array.from(outTableFor(n)), Array.from(outTable(outFactor(n))), `block size ${n}`)
+    t.equal(outTableFor(n), outTableFor(n), `block size ${n}: the same table again`)
+  }
+  const wrong: number[] = []
+  for (let n = 1; n <= 200; n++) if (outTableFor(n).some((v, x) => v !== Math.imul(BYTE_MAP[x]!, outFactor(n)))) wrong.push(n)
+  t.same(wrong, [], 'still right for 200 sizes, past the kept tables')
 })

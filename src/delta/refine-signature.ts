@@ -150,22 +150,26 @@ function keyBitsFor(holes: readonly Hole[], picked: readonly number[], b: number
 /** Reads each planned hole's seed range once and keys its blocks (the last of a range may be short). */
 export async function computeRefineSignature(seed: SeedReader, list: MatchList, plan: RefinePlan, opts: { signal?: AbortSignal } = {}): Promise<RefineSignature> {
   const holes = holesOf(list)
-  const weak: number[] = []
-  const strong: number[] = []
   const b = plan.blockSize
   const ranges = plan.holes.map((i) => {
     const h = holes[i]
     if (h === undefined || h.seedLength === 0 || h.seed + h.seedLength > seed.size) throw new DsyncError('INTERNAL', `refinement plan names hole ${i}, which has no seed range`)
     return { offset: h.seed, length: h.seedLength }
   })
+  // A key per block, the last of a range short: counted ahead, written in place.
+  const count = ranges.reduce((n, r) => n + Math.ceil(r.length / b), 0)
+  const weak = new Uint32Array(count)
+  const strong = new Uint32Array(count)
+  let k = 0
   // Each range in one read (its blocks keyed from its start), read ahead of the keying.
   for await (const { bytes } of readRanges(seed, ranges, { signal: opts.signal })) {
     keyBlocks(bytes, b, (w, s) => {
-      weak.push(w >>> (32 - plan.weakBits))
-      strong.push(s >>> (32 - plan.strongBits))
+      weak[k] = w >>> (32 - plan.weakBits)
+      strong[k++] = s >>> (32 - plan.strongBits)
     })
   }
-  return { ...plan, weak: Uint32Array.from(weak), strong: Uint32Array.from(strong) }
+  if (k !== count) throw new DsyncError('INTERNAL', `refinement signature of ${k} keys, ${count} planned`)
+  return { ...plan, weak, strong }
 }
 
 /** The per-hole Signature the matcher searches: hole `k` of the plan, whose keys start at `first`. */

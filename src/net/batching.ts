@@ -27,13 +27,20 @@ function batchable(m: Message): boolean {
   return true
 }
 
-/** At least the bytes a message packs to (msgpack: a string's UTF-8 is ≤ 3 bytes a UTF-16 unit). */
+/** At least the bytes a message packs to (msgpack: a string's UTF-8 is ≤ 3 bytes a UTF-16 unit).
+ *  Plain loops: with Object.entries and reduce it was ~18 ms of a receiver's CPU for 500 edited
+ *  files (--cpu-prof). */
 function roughBytes(v: unknown): number {
   if (typeof v === 'string') return 5 + 3 * v.length
   if (v instanceof Uint8Array) return 5 + v.length
-  if (Array.isArray(v)) return v.reduce((a: number, x) => a + roughBytes(x), 5)
-  if (typeof v === 'object' && v !== null) return Object.entries(v).reduce((a, [k, x]) => a + roughBytes(k) + roughBytes(x), 5)
-  return 9
+  if (typeof v !== 'object' || v === null) return 9
+  let n = 5
+  if (Array.isArray(v)) {
+    for (const x of v) n += roughBytes(x)
+    return n
+  }
+  for (const k in v) n += 5 + 3 * k.length + roughBytes((v as Record<string, unknown>)[k])
+  return n
 }
 
 /**

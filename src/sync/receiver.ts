@@ -1270,13 +1270,15 @@ class Receiver {
 
   /**
    * True when a delta of `t` from `seed` (with `seedBytes` in all its seeds) runs refinement
-   * rounds (#fetch). Not from a guess by name (a small file: #decideAndFetch): the rounds save
-   * little of what such a delta sends and cost round trips. bench/sync.ts "rename + edit" (~108
-   * deltas from 20 KiB seeds, most guessed), 5 pushes each in turns: with rounds 712 KiB,
-   * 1,070–1,283 ms (median 1,161); without, 737 KiB, 1,028–1,161 ms (median 1,044).
+   * rounds (#fetch). From a guess by name (#decideAndFetch) only from SKETCH_MIN_FILE_BYTES up:
+   * below, the rounds save little of what such a delta sends and cost round trips.
+   * bench/sync.ts "rename + edit" (~108 deltas from 20 KiB seeds, most guessed), 5 pushes each
+   * in turns: with rounds 712 KiB, 1,070–1,283 ms (median 1,161); without, 737 KiB,
+   * 1,028–1,161 ms (median 1,044). bench/bytes.ts "rename + edit" (30 files of 64 KiB): 53,903 B
+   * with rounds from 64 KiB, 56,037 B with none for a guess.
    */
   #refines(t: Transfer, seed: string, seedBytes: number): boolean {
-    return t.refinable === true && !t.retried && seedBytes >= REFINE_MIN_SEED_BYTES && seed !== t.nameGuess
+    return t.refinable === true && !t.retried && seedBytes >= (seed === t.nameGuess ? SKETCH_MIN_FILE_BYTES : REFINE_MIN_SEED_BYTES)
   }
 
   /**

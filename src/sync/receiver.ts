@@ -1157,8 +1157,10 @@ class Receiver {
         return c
       })
     }
+    // A candidate already weighed is not looked up again (fromIndex runs twice or three times:
+    // each lookup decodes its record, ~5 µs for a small file).
     const fromIndex = (): void => {
-      for (const c of this.d.store.candidates(chunks, { limit: MAX_CANDIDATES })) add(this.#files.known(c.path))
+      for (const c of this.d.store.candidates(chunks, { limit: MAX_CANDIDATES })) if (!recs.some((r) => r.path === c.path)) add(this.#files.known(c.path))
     }
     const same = t.current === undefined ? undefined : await this.#files.record(t.entry.path)
     add(same)

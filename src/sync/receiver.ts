@@ -225,7 +225,7 @@ interface Transfer {
   listAsked?: boolean
   /** a seed its probe's anchors found in the sketch index (#seedByAnchors), weighed with the rest */
   sketchSeed?: string
-  /** the file of the same name elsewhere taken as its earlier version (#sameName): a guess */
+  /** the file taken as its earlier version by name (#guessByName: moved or renamed), a guess */
   nameGuess?: string
   /** some of its data (`data`, or all of it in a `bundle`) has come for the current request */
   dataSeen?: boolean

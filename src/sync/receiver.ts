@@ -166,9 +166,10 @@ const DIRECT_MIN_BYTES = 8 * 1024 * 1024
 /**
  * ...and a smaller one too, from REFINE_MIN_SEED_BYTES up to this, when no file here has its new
  * size: then no copy can be found by its digest, and its old version is its seed whatever else
- * its list would show. Its list and a round trip are saved. By hand, text edits (50 of 500 files
- * of 20 KiB): 42.7 → 35.1 KiB on the wire, 6 pushes each in turns, median 486 → 484 ms.
- * bench/bytes.ts "source edits" (50 files of 110 KiB): 78,365 → 64,216 B. A file that keeps
+ * its list would show (one no longer like it is asked for again with its list: §4.12). Its list
+ * and a round trip are saved. By hand, text edits (50 of 500 files of 20 KiB): 42.0 → 35.6 KiB
+ * on the wire; 6 pushes each in turns, 420–620 ms (median 557) → 427–661 (median 481).
+ * bench/bytes.ts "source edits" (50 files of 110 KiB): 78,365 → 65,739 B. A file that keeps
  * its size (an overwrite in place, a touch) is listed, as is one over this: a list above 256
  * chunks goes as a sample (SAMPLE_ABOVE_CHUNKS), and files of 2–8 MiB keep the rule above.
  */

@@ -109,10 +109,14 @@ const SKETCH_MIN_FILE_BYTES = 64 * 1024
 const REFINE_MIN_SEED_BYTES = 16 * 1024
 
 /**
- * Files of a folder a guess by name weighs for a renamed file (#renameSources): each costs two
- * comparisons of short names (name-guess.ts, ~1 µs), so a new small file costs at most ~1 ms.
+ * Files of a folder a guess by name weighs for a renamed file (#renameSources), and names a
+ * session weighs in all (#guessByName). Each costs two dynamic programs over two names
+ * (name-guess.ts): 2.5 µs for names of ~25 characters, by hand. So a guess costs at most
+ * ~0.6 ms, and a session ~0.6 s: a first push of thousands of new small files into folders of
+ * other files (dated logs beside older ones) would otherwise weigh every pair.
  */
-const MAX_RENAME_SOURCES = 1024
+const MAX_RENAME_SOURCES = 256
+const MAX_RENAME_NAMES_WEIGHED = 256 * 1024
 /** Times a file is asked for when it keeps changing on the sender while being sent. */
 const MAX_SOURCE_ATTEMPTS = 3
 
@@ -298,6 +302,8 @@ class Receiver {
   #byName: Map<string, string[]> | undefined
   /** folder → its files a renamed file may have been (#renameSources) */
   readonly #renameSourcesIn = new Map<string, NamedFile[]>()
+  /** names weighed by rename guesses this session (MAX_RENAME_NAMES_WEIGHED) */
+  #renameNamesWeighed = 0
   readonly #metric
   /** the tree's sketch index, brought up to date once a session when first needed (#sketchIndex) */
   #sketches: Promise<SketchIndex> | undefined
@@ -1328,6 +1334,7 @@ class Receiver {
    * nearest in size (moved); else one of a similar name in its folder (renamed). As the session
    * found the tree (#filesByName), by the sizes the walk saw: no record is looked up but the
    * guess's (a lookup and decoding for each file weighed cost ~2.5 ms a guess in a folder of 200).
+   * No rename is guessed once the session has weighed MAX_RENAME_NAMES_WEIGHED names.
    */
   #guessByName(e: FileEntry): { path: string; renamed: boolean } | undefined {
     const name = posix.basename(e.path)
@@ -1337,7 +1344,10 @@ class Receiver {
       if (w?.kind === 'file' && (moved === undefined || Math.abs(w.size - e.size) < Math.abs(moved.size - e.size))) moved = { path, size: w.size }
     }
     if (moved !== undefined) return { path: moved.path, renamed: false }
-    const renamed = similarlyNamed(name, e.size, this.#renameSources(parentDir(e.path)))
+    const sources = this.#renameSources(parentDir(e.path))
+    if (this.#renameNamesWeighed + sources.length > MAX_RENAME_NAMES_WEIGHED) return undefined
+    this.#renameNamesWeighed += sources.length
+    const renamed = similarlyNamed(name, e.size, sources)
     return renamed === undefined ? undefined : { path: renamed.path, renamed: true }
   }
 

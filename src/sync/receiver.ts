@@ -110,10 +110,9 @@ const REFINE_MIN_SEED_BYTES = 16 * 1024
 
 /**
  * Files of a folder a guess by name weighs for a renamed file (#renameSources), and names a
- * session weighs in all (#guessByName). Each costs two dynamic programs over two names
- * (name-guess.ts): 2.5 µs for names of ~25 characters, by hand. So a guess costs at most
- * ~0.6 ms, and a session ~0.6 s: a first push of thousands of new small files into folders of
- * other files (dated logs beside older ones) would otherwise weigh every pair.
+ * session weighs in all (#guessByName): ~0.4 µs each (name-guess.ts; names of ~25 characters,
+ * by hand), so a guess costs at most ~0.1 ms and a session ~0.1 s, whatever a first push of
+ * thousands of new small files into folders of other files (dated logs beside older ones) asks.
  */
 const MAX_RENAME_SOURCES = 256
 const MAX_RENAME_NAMES_WEIGHED = 256 * 1024

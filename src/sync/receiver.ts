@@ -1329,8 +1329,10 @@ class Receiver {
   }
 
   /**
-   * The local file `e` most likely was, by name (name-guess.ts): one of the same name elsewhere,
-   * nearest in size (moved); else one of a similar name in its folder (renamed). As the session
+   * The local file `e` most likely was, by name (name-guess.ts), among files the sender does not
+   * list (one it still has under its name was neither moved nor renamed: a new README.md is not
+   * the README.md of another folder): one of the same name elsewhere, nearest in size (moved);
+   * else one of a similar name in its folder (renamed). As the session
    * found the tree (#filesByName), by the sizes the walk saw: no record is looked up but the
    * guess's (a lookup and decoding for each file weighed cost ~2.5 ms a guess in a folder of 200).
    * No rename is guessed once the session has weighed MAX_RENAME_NAMES_WEIGHED names.
@@ -1339,7 +1341,7 @@ class Receiver {
     const name = posix.basename(e.path)
     let moved: NamedFile | undefined
     for (const path of this.#filesByName().get(name) ?? []) {
-      const w = path === e.path ? undefined : this.#files.walked.get(path)
+      const w = path === e.path || this.#senderLists(path) ? undefined : this.#files.walked.get(path)
       if (w?.kind === 'file' && (moved === undefined || Math.abs(w.size - e.size) < Math.abs(moved.size - e.size))) moved = { path, size: w.size }
     }
     if (moved !== undefined) return { path: moved.path, renamed: false }
@@ -1363,11 +1365,16 @@ class Receiver {
       files = []
       for (const s of this.#files.walked.children(dir)) {
         if (files.length === MAX_RENAME_SOURCES) break
-        if (s.kind === 'file' && !this.#seen.has(s.path)) files.push({ path: s.path, size: s.size })
+        if (s.kind === 'file' && !this.#senderLists(s.path)) files.push({ path: s.path, size: s.size })
       }
       this.#renameSourcesIn.set(dir, files)
     }
     return files
+  }
+
+  /** True when the sender listed `path` so far, alone or in a folder its summary stood for. */
+  #senderLists(path: string): boolean {
+    return this.#seen.has(path) || isUnder(path, this.#impliedDirs)
   }
 
   /** Sends the plan for one file and rebuilds it from the data that comes back: whole, or a
@@ -1751,7 +1758,7 @@ class Receiver {
       if (this.d.options.delete && !this.#impliedDirs.has('')) {
         await deleteExtras({
           root: this.d.root, store: this.d.store, options: this.d.options, signal: this.#signal,
-          files: this.#files, listed: (path) => this.#seen.has(path) || isUnder(path, this.#impliedDirs), unread: this.#unread, knownDirs: this.#knownDirs,
+          files: this.#files, listed: (path) => this.#senderLists(path), unread: this.#unread, knownDirs: this.#knownDirs,
           event: (e) => this.#event(e), fail: (path, err) => this.#fail(path, err),
         })
       }

@@ -231,6 +231,21 @@ t.test('a small file renamed in its folder and edited is a delta from its old na
   t.same(await describeTree(work), await describeTree(home))
 })
 
+t.test('a new small file is no delta from a file of its name (or one it holds) that the sender still has: that one was not moved', async (t) => {
+  const text = (seed: number): Buffer => Buffer.from(Array.from(randomBytes(seed, 20_000), (b) => 'abcdefghij klmnop\n'.charCodeAt(b % 18)))
+  const home = await tempTree(t, { 'a/README.md': text(921), 'b/notes.md': text(922) })
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  await mkdir(join(home, 'c'))
+  await writeFile(join(home, 'c/README.md'), text(923))
+  await writeFile(join(home, 'b/notes-2.md'), text(924))
+  const r = await push(home, server.url, clientOpts({ delete: true }))
+  t.match(r.events.find((e) => e.path === 'c/README.md'), { action: 'new' }, 'not a delta from a/README.md')
+  t.match(r.events.find((e) => e.path === 'b/notes-2.md'), { action: 'new' }, 'not a delta from b/notes.md')
+  t.same(await describeTree(work), await describeTree(home))
+})
+
 t.test('--exclude and .dsyncignore: excluded paths are neither sent nor deleted on the receiver', async (t) => {
   const home = await tempTree(t, { 'keep.txt': 'sent', 'build/out.o': 'not sent', 'cache.tmp': 'not sent', '.dsyncignore': '*.tmp\n' })
   const work = await tempTree(t, { 'build/local.o': 'the receiver own build', 'old.tmp': 'ignored here too' })

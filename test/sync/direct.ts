@@ -174,29 +174,29 @@ t.test('from 8 MiB a file changed in place goes direct; under it, it is listed; 
   }
 })
 
-t.test('a small file edited in place goes direct when no file here has its new size; listed when one has (a copy by digest)', async (t) => {
+t.test('a small file edited in place goes direct when its size changed; overwritten with a copy of another file, it is given up and found as a copy; the same size: listed', async (t) => {
   const text = (seed: number, n: number): Buffer => Buffer.from(Array.from(randomBytes(seed, n), (b) => 'abcdefghij klmnop\n'.charCodeAt(b % 18)))
   const before = text(61, 20_000)
   const now = Buffer.concat([before.subarray(0, 5000), Buffer.from('a line inserted\n'), before.subarray(5000, 15_000), before.subarray(15_040)])
-  // Alone: direct, no list, a small delta from its old version.
-  let { home, work } = await pushedTrees(t, { 'notes.md': before, 'other.md': text(62, 30_000) })
+  // Edited: direct, no list, a small delta from its old version.
+  const { home, work } = await pushedTrees(t, { 'notes.md': before, 'other.md': text(62, 30_000) })
   await writeFile(join(home, 'notes.md'), now)
   let p = await pushOnce(home, work)
   t.same(wants(p).map((w) => w.direct === true), [true], 'direct')
   t.notOk(p.fromSender.some((m) => m.t === 'chunks'), 'no chunk list')
   t.match(p.report.events.find((x) => x.path === 'notes.md'), { action: 'delta', seed: 'notes.md' })
   t.ok((await readFile(join(work, 'notes.md'))).equals(now), 'written as it is now')
-  // With a file of its new size here (here, the very content): listed, and copied locally.
-  ;({ home, work } = await pushedTrees(t, { 'notes.md': before, 'copy.md': now }))
-  await writeFile(join(home, 'notes.md'), now)
+  // Overwritten with a copy of other.md (another size, nothing like it): direct, given up after
+  // round 1, asked for again with its list, and copied here from other.md.
+  const other = await readFile(join(home, 'other.md'))
+  await writeFile(join(home, 'notes.md'), other)
   p = await pushOnce(home, work)
-  t.same(wants(p).map((w) => w.direct === true), [false], 'an ordinary want')
-  t.match(p.report.events.find((x) => x.path === 'notes.md'), { action: 'copy' }, 'found by its digest')
-  t.ok((await readFile(join(work, 'notes.md'))).equals(now))
-  // Edited in place at the same size (its old version has that size): listed.
-  const same = Buffer.from(before)
+  t.same(wants(p).map((w) => w.direct === true), [true, false], 'direct, then an ordinary want')
+  t.match(p.report.events.filter((x) => x.path === 'notes.md'), [{ action: 'copy' }], 'found by its digest')
+  t.ok((await readFile(join(work, 'notes.md'))).equals(other))
+  // Edited in place at the same size: listed.
+  const same = Buffer.from(other)
   same.write('EDITED', 9000)
-  ;({ home, work } = await pushedTrees(t, { 'notes.md': before }))
   await writeFile(join(home, 'notes.md'), same)
   p = await pushOnce(home, work)
   t.same(wants(p).map((w) => w.direct === true), [false], 'the same size: an ordinary want')

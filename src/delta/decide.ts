@@ -38,14 +38,16 @@ export function passesThreshold(similarity: number, threshold: number): boolean 
  * Picks the seed and the method (DESIGN.md "Decision"). Candidates are ranked by containment —
  * how many of the target's bytes each can supply, which is what a delta can save — ties going to
  * the earlier candidate (the caller lists the same path first). The rule is then applied to the
- * chosen seed alone: delta when `metric(target, seed) ≥ threshold`, else the whole file.
+ * chosen seed alone: delta when `metric(target, seed) ≥ threshold`, else the whole file. A
+ * target too small to measure is a delta from `samePath` below the threshold too; the note says
+ * what that file is (`samePathIs`: its earlier version unless told, as a guess by name tells).
  */
 export function decide(
   target: Profile,
   candidates: readonly SeedCandidate[],
   metric: Metric,
   threshold: number,
-  opts: { samePath?: string } = {},
+  opts: { samePath?: string; samePathIs?: string } = {},
 ): Decision {
   let best: SeedCandidate | undefined
   let bestScore = 0
@@ -60,7 +62,7 @@ export function decide(
   if (same !== undefined && target.chunks.length < MIN_MEASURABLE_CHUNKS) {
     const similarity = metric(target, same.profile)
     if (similarity < threshold) {
-      return { method: 'delta', seed: same.path, similarity, note: `fewer than ${MIN_MEASURABLE_CHUNKS} chunks: too small to measure, delta from its earlier version` }
+      return { method: 'delta', seed: same.path, similarity, note: `fewer than ${MIN_MEASURABLE_CHUNKS} chunks: too small to measure, delta from ${opts.samePathIs ?? 'its earlier version'}` }
     }
   }
   if (best === undefined) return { method: 'whole', seed: null, similarity: 0 }

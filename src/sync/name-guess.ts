@@ -11,6 +11,8 @@
  * the name kept; a name held whole guesses none of them.
  */
 
+import { posix } from 'node:path'
+
 /** A file a guess may name. */
 export interface NamedFile {
   readonly path: string
@@ -32,6 +34,14 @@ export function extensionOf(name: string): string {
   return dot > 0 ? name.slice(dot) : ''
 }
 
+/** Of `files` (of the same name elsewhere), the one a moved file of `size` bytes most likely
+ *  was: the nearest in size, the first of equals. */
+export function nearestInSize(size: number, files: Iterable<NamedFile>): NamedFile | undefined {
+  let best: NamedFile | undefined
+  for (const f of files) if (best === undefined || Math.abs(f.size - size) < Math.abs(best.size - size)) best = f
+  return best
+}
+
 const sizeClose = (a: number, b: number): boolean => a <= b * MAX_SIZE_FACTOR && b <= a * MAX_SIZE_FACTOR
 
 /**
@@ -46,7 +56,7 @@ export function similarlyNamed(name: string, size: number, siblings: Iterable<Na
   const stem = name.slice(0, name.length - ext.length)
   let best: { f: NamedFile; added: number; gap: number } | undefined
   for (const f of siblings) {
-    const other = f.path.slice(f.path.lastIndexOf('/') + 1)
+    const other = posix.basename(f.path)
     if (other === name || extensionOf(other) !== ext || !sizeClose(f.size, size)) continue
     const otherStem = other.slice(0, other.length - ext.length)
     const [short, long] = otherStem.length <= stem.length ? [otherStem, stem] : [stem, otherStem]

@@ -24,7 +24,7 @@ import { deleteExtras } from './delete-extras.js'
 import { Semaphore } from './limit.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
-import { similarlyNamed, type NamedFile } from './name-guess.js'
+import { nearestInSize, similarlyNamed, type NamedFile } from './name-guess.js'
 import { WINDOWED_PROBE_BYTES } from './probe.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
@@ -1192,9 +1192,11 @@ class Receiver {
     // is read only when the file at the same path is not seed enough.
     fromIndex()
     let samePath = same?.path
+    /** what samePath is when it is not the file's own earlier version: a guess by name */
+    let samePathIs: string | undefined
     const choose = () => {
       measure()
-      return decide(target, cands, this.#metric, this.d.options.threshold, samePath === undefined ? {} : { samePath })
+      return decide(target, cands, this.#metric, this.d.options.threshold, { samePath, samePathIs })
     }
     let decision = choose()
     if (decision.method !== 'delta') {
@@ -1220,12 +1222,9 @@ class Receiver {
         const guess = this.#guessByName(t.entry)
         if (guess !== undefined) {
           t.nameGuess = samePath = guess.path
+          samePathIs = guess.renamed ? 'a file of a similar name in its folder (renamed?)' : 'a file of the same name (moved?)'
           add(await this.#files.record(samePath))
           decision = choose()
-          if (decision.seed === samePath && decision.note !== undefined) {
-            const from = guess.renamed ? 'a file of a similar name in its folder (renamed?)' : 'a file of the same name (moved?)'
-            decision = { ...decision, note: `fewer than ${MIN_MEASURABLE_CHUNKS} chunks: too small to measure, delta from ${from}` }
-          }
         }
       }
       if (decision.method === 'delta' && floor > 0 && measurable) {
@@ -1342,11 +1341,12 @@ class Receiver {
    */
   #guessByName(e: FileEntry): { path: string; renamed: boolean } | undefined {
     const name = posix.basename(e.path)
-    let moved: NamedFile | undefined
+    const sameName: NamedFile[] = []
     for (const path of this.#filesByName().get(name) ?? []) {
       const w = path === e.path || this.#senderLists(path) ? undefined : this.#files.walked.get(path)
-      if (w?.kind === 'file' && (moved === undefined || Math.abs(w.size - e.size) < Math.abs(moved.size - e.size))) moved = { path, size: w.size }
+      if (w?.kind === 'file') sameName.push({ path, size: w.size })
     }
+    const moved = nearestInSize(e.size, sameName)
     if (moved !== undefined) return { path: moved.path, renamed: false }
     const sources = this.#renameSources(parentDir(e.path))
     if (this.#renameNamesWeighed + sources.length > MAX_RENAME_NAMES_WEIGHED) return undefined

@@ -65,7 +65,8 @@ t.test('blockSizeForChange: many scattered regions get small blocks, one region 
 t.test('a target too small to measure gets a delta from the same path; a big one follows the rule', async (t) => {
   const seed = [{ path: 'same', profile: profile(seq('s', 3)) }]
   const small = profile([c('s0'), c('x1'), c('x2')]) // dice 1/3: below 0.5
-  t.match(decide(small, seed, dice, 0.5, { samePath: 'same' }), { method: 'delta', seed: 'same', note: /too small to measure/ })
+  t.match(decide(small, seed, dice, 0.5, { samePath: 'same' }), { method: 'delta', seed: 'same', note: /too small to measure, delta from its earlier version$/ })
+  t.match(decide(small, seed, dice, 0.5, { samePath: 'same', samePathIs: 'a file of the same name' }), { note: /delta from a file of the same name$/ }, 'the note says what the seed is')
   t.match(decide(small, seed, dice, 0.5), { method: 'whole' }, 'another path: the rule as usual')
   const big = profile([...seq('s', 3), ...seq('x', MIN_MEASURABLE_CHUNKS)])
   t.match(decide(big, [{ path: 'same', profile: profile(seq('s', 3)) }], dice, 0.5, { samePath: 'same' }), { method: 'whole' })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { extensionOf, similarlyNamed, type NamedFile } from '../../src/sync/name-guess.js'
+import { extensionOf, nearestInSize, similarlyNamed, type NamedFile } from '../../src/sync/name-guess.js'
 
 const name = fc.string({ unit: fc.constantFrom('a', 'b', 'c', '0', '1', '-', '.'), maxLength: 12 })
 const f = (path: string, size = 20_000): NamedFile => ({ path, size })
@@ -10,6 +10,12 @@ t.test('extensionOf: from the last dot, none for a leading dot', async (t) => {
   t.equal(extensionOf('a.tar.gz'), '.gz')
   t.equal(extensionOf('.bashrc'), '')
   t.equal(extensionOf('Makefile'), '')
+})
+
+t.test('nearestInSize: the file nearest in size, the first of equals', async (t) => {
+  t.equal(nearestInSize(20_000, [f('a/x.md', 5_000), f('b/x.md', 21_000), f('c/x.md', 19_500)])?.path, 'c/x.md')
+  t.equal(nearestInSize(20_000, [f('a/x.md', 19_000), f('b/x.md', 21_000)])?.path, 'a/x.md')
+  t.equal(nearestInSize(20_000, []), undefined)
 })
 
 t.test('similarlyNamed: a sibling whose name holds the new one whole, or is held by it; same extension, size within 2x', async (t) => {

@@ -1,8 +1,9 @@
+import { lstatSync, type Stats } from 'node:fs'
 import { lstat, stat } from 'node:fs/promises'
 import { DsyncError } from '../errors.js'
 import { allocWithHeadroom } from '../headroom.js'
 import { fsError } from './fs-error.js'
-import { openRegular } from './open-regular.js'
+import { openRegular, readRegular } from './open-regular.js'
 
 /**
  * Read size for file sources. fs.createReadStream's default 64 KiB buffer caps reading at
@@ -118,15 +119,40 @@ export async function* openFilesSource(
 export async function* unchangedWhileRead(source: AsyncIterable<Uint8Array>, path: string, name: string): AsyncGenerator<Uint8Array> {
   const stamp = async (): Promise<string> => {
     try {
-      const st = await lstat(path)
-      return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
+      return stampOf(await lstat(path))
     } catch {
       return 'gone'
     }
   }
   const before = await stamp()
   yield* source
-  if ((await stamp()) !== before) {
-    throw new DsyncError('SOURCE_CHANGED', `${name}: changed while it was being sent; not written (run again once it is stable)`, { path: name })
+  if ((await stamp()) !== before) throw changedWhileRead(name)
+}
+
+/**
+ * A small file read whole (readRegular: synchronous calls up to 256 KiB) and checked as
+ * unchangedWhileRead checks a stream; undefined when it holds more than `size` bytes (it grew:
+ * the caller streams it). The stamps are synchronous too: an lstat through the thread pool cost
+ * the sender ~0.2 ms of its main thread here, the file's whole read ~20 µs.
+ */
+export async function readWholeUnchanged(path: string, size: number, name: string): Promise<Uint8Array | undefined> {
+  const stamp = (): string => {
+    try {
+      return stampOf(lstatSync(path))
+    } catch {
+      return 'gone'
+    }
   }
+  const before = stamp()
+  const bytes = await readRegular(path, size, { noFollow: true })
+  if (stamp() !== before) throw changedWhileRead(name)
+  return bytes
+}
+
+function stampOf(st: Stats): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
+}
+
+function changedWhileRead(name: string): DsyncError {
+  return new DsyncError('SOURCE_CHANGED', `${name}: changed while it was being sent; not written (run again once it is stable)`, { path: name })
 }

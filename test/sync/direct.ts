@@ -203,6 +203,32 @@ t.test('a small file edited in place goes direct when its size changed; overwrit
   t.ok((await readFile(join(work, 'notes.md'))).equals(same))
 })
 
+t.test('a small direct file read whole by the sender: one that grew after it was listed is asked for again with its list, one rewritten is sent as read, one gone is not written', async (t) => {
+  const before = randomBytes(63, 40_000)
+  const edit = (seed: number): Buffer => Buffer.concat([before.subarray(0, 10_000), randomBytes(seed, 300), before.subarray(10_000)])
+  // Grown once its want went: the read finds more than the walk's size and streams it; its
+  // matches are for another size, so the receiver asks again, with its list.
+  let { home, work } = await pushedTrees(t, { 'a.bin': before })
+  await writeFile(join(home, 'a.bin'), edit(64))
+  let p = await pushOnce(home, work, { onWant: once(() => appendFile(join(home, 'a.bin'), randomBytes(65, 700))) })
+  t.same(wants(p).map((w) => w.direct === true), [true, false], 'grown: direct, then again with its list')
+  t.ok((await readFile(join(work, 'a.bin'))).equals(await readFile(join(home, 'a.bin'))), 'grown: written as it is now')
+  // Rewritten at the walk's size once its want went: what is read is what is sent and checked.
+  ;({ home, work } = await pushedTrees(t, { 'a.bin': before }))
+  await writeFile(join(home, 'a.bin'), edit(66))
+  const rewritten = edit(67)
+  p = await pushOnce(home, work, { onWant: once(() => writeFile(join(home, 'a.bin'), rewritten)) })
+  t.same(wants(p).map((w) => w.direct === true), [true], 'rewritten: direct, once')
+  t.match(p.report.events.filter((x) => x.path === 'a.bin'), [{ action: 'delta', seed: 'a.bin' }], 'rewritten: a delta from its old version')
+  t.ok((await readFile(join(work, 'a.bin'))).equals(rewritten), 'rewritten: written as read')
+  // Gone once its want went: not written, the old version kept.
+  ;({ home, work } = await pushedTrees(t, { 'a.bin': before }))
+  await writeFile(join(home, 'a.bin'), edit(68))
+  p = await pushOnce(home, work, { onWant: once(() => rm(join(home, 'a.bin'))) })
+  t.ok((await readFile(join(work, 'a.bin'))).equals(before), 'gone: the old version is still there')
+  t.same((await readdir(work)).filter((n) => n.startsWith('.dsync-tmp')), [], 'gone: no temp file left')
+})
+
 t.test('--force on a file only touched on the sender, whose copy here is not its base: kept, and filed with no digest (not the base\'s)', async (t) => {
   const { home, work } = await synced(t)
   const c1 = edited(old, 91)

@@ -1100,7 +1100,7 @@ class Receiver {
           }
           if (d.digest() !== digest) throw new DsyncError('DIGEST_MISMATCH', `${from}: changed while being copied`)
         },
-        { mode: e.mode, mtimeMs: e.mtimeMs, signal: this.#signal, syncDir: false, sizeHint: e.size },
+        { mode: e.mode, mtimeMs: e.mtimeMs, signal: this.#signal, syncDir: false, sizeHint: e.size, replaces: cur !== undefined && conflictCopy === undefined },
       )
       this.#dirty.add(dirname(abs))
     } catch (err) {
@@ -1467,6 +1467,7 @@ class Receiver {
         // listed with, or a peer could stream without end (one that grew since asks again).
         expect: t.digest !== undefined ? { size: t.size!, digest: t.digest } : { size: t.size ?? t.entry.size },
         sizeHint: t.size ?? t.entry.size,
+        replaces: t.current !== undefined && conflictCopy === undefined,
         ...(onWrite !== undefined && { onWrite }),
       })
       tee?.end()

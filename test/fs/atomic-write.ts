@@ -27,6 +27,20 @@ t.test('writes the whole file, with mode and mtime, and leaves no temp file', as
   t.same(await readdir(dir), ['f.txt'])
 })
 
+t.test('a small file written synchronously, replacing a file or not, whatever `replaces` says: the new content, its mode and mtime, no temp file', async (t) => {
+  for (const [there, replaces] of [[true, true], [true, false], [false, true], [false, false]] as const) {
+    const dir = await tempTree(t, there ? { 'f.txt': 'old content, longer' } : {})
+    const out = join(dir, 'f.txt')
+    await writeAtomically(out, (sink) => sink.write(new TextEncoder().encode(`new ${there} ${replaces}`)), { mode: 0o600, mtimeMs: 1_600_000_000_000, sizeHint: 16, replaces, syncDir: false })
+    const what = `a file there: ${there}, replaces: ${replaces}`
+    t.equal(await readFile(out, 'utf8'), `new ${there} ${replaces}`, what)
+    const st = await stat(out)
+    t.equal(st.mode & 0o777, 0o600, what)
+    t.equal(Math.floor(st.mtimeMs), 1_600_000_000_000, what)
+    t.same(await readdir(dir), ['f.txt'], what)
+  }
+})
+
 t.test('an error mid-write leaves the old file intact and no temp file behind', async (t) => {
   const dir = await tempTree(t, { 'f.txt': 'old' })
   const out = join(dir, 'f.txt')

@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises'
+import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
 import { DsyncError } from '../errors.js'
 import { fsError } from './fs-error.js'
@@ -65,9 +65,9 @@ function checkSegment(rel: string, seg: string): void {
   if (seg === STATE_DIR_NAME) throw unsafe(rel, `'${STATE_DIR_NAME}' is dsync's state folder`)
 }
 
-async function lstatOrUndefined(abs: string, rel: string) {
+function lstatOrUndefined(abs: string, rel: string) {
   try {
-    return await lstat(abs)
+    return lstatSync(abs)
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
@@ -84,14 +84,18 @@ async function lstatOrUndefined(abs: string, rel: string) {
  * root itself is trusted: the user named it. What lies between this check and the caller's write
  * is the caller's to keep: dsync writes a temp file in the checked directory and renames it, and
  * rename never follows a symlink in its last component.
+ *
+ * The lstats are synchronous: a few microseconds each from the dentry cache, where one through
+ * libuv's thread pool cost the caller's main thread ~60 µs here (the sender's check of every file
+ * it read was 14% of its CPU on 500 edited files, ~0.6 ms a file).
  */
-export async function resolveInside(root: string, rel: string, opts: { allowFinalSymlink?: boolean } = {}): Promise<string> {
+export function resolveInsideSync(root: string, rel: string, opts: { allowFinalSymlink?: boolean } = {}): string {
   checkRelPath(rel)
   const segments = rel.split('/')
   let abs = root
   for (let i = 0; i < segments.length; i++) {
     abs = join(abs, segments[i]!)
-    const st = await lstatOrUndefined(abs, rel)
+    const st = lstatOrUndefined(abs, rel)
     if (st === undefined) return join(root, rel)
     const last = i === segments.length - 1
     const here = segments.slice(0, i + 1).join('/')
@@ -101,4 +105,9 @@ export async function resolveInside(root: string, rel: string, opts: { allowFina
     if (!last && !st.isDirectory()) throw unsafe(rel, `its parent '${here}' is not a directory`)
   }
   return join(root, rel)
+}
+
+/** resolveInsideSync, as a promise (its callers' errors are rejections). */
+export async function resolveInside(root: string, rel: string, opts: { allowFinalSymlink?: boolean } = {}): Promise<string> {
+  return resolveInsideSync(root, rel, opts)
 }

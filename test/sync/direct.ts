@@ -5,7 +5,7 @@
  */
 import t, { type Test } from 'tap'
 import { appendFileSync } from 'node:fs'
-import { appendFile, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { appendFile, readFile, readdir, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { digestBytes } from '../../src/hash/index.js'
 import { memoryChannelPair, wrapChannel, type Message, type SessionOptions } from '../../src/net/index.js'
@@ -227,6 +227,24 @@ t.test('a small direct file read whole by the sender: one that grew after it was
   p = await pushOnce(home, work, { onWant: once(() => rm(join(home, 'a.bin'))) })
   t.ok((await readFile(join(work, 'a.bin'))).equals(before), 'gone: the old version is still there')
   t.same((await readdir(work)).filter((n) => n.startsWith('.dsync-tmp')), [], 'gone: no temp file left')
+})
+
+t.test('a small direct file whose folder is swapped for a symlink out of the root after its want: not read through it, the old version kept', async (t) => {
+  const before = randomBytes(69, 40_000)
+  const now = Buffer.concat([before.subarray(0, 10_000), randomBytes(70, 300), before.subarray(10_000)])
+  const secret = randomBytes(71, now.length)
+  const { home, work } = await pushedTrees(t, { 'sub/a.bin': before })
+  await writeFile(join(home, 'sub', 'a.bin'), now)
+  const outside = await tempTree(t, { 'a.bin': secret })
+  const p = await pushOnce(home, work, {
+    onWant: once(async () => {
+      await rename(join(home, 'sub'), join(home, 'sub-was'))
+      await symlink(outside, join(home, 'sub'))
+    }),
+  })
+  t.same(wants(p).map((w) => w.direct === true), [true], 'direct')
+  t.ok((await readFile(join(work, 'sub', 'a.bin'))).equals(before), 'the old version is still there')
+  t.match(p.sent.events.filter((x) => x.path === 'sub/a.bin'), [{ action: 'error', code: 'UNSAFE_PATH' }], 'refused on the sender')
 })
 
 t.test('--force on a file only touched on the sender, whose copy here is not its base: kept, and filed with no digest (not the base\'s)', async (t) => {

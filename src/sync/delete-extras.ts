@@ -1,5 +1,5 @@
 import { rm, rmdir } from 'node:fs/promises'
-import { asFileError, isUnder, resolveInside, walkTree, type TreeEntry } from '../fs/index.js'
+import { asFileError, isUnder, resolveInside, walkTree, type CheckedDirs, type TreeEntry } from '../fs/index.js'
 import type { SessionOptions } from '../net/index.js'
 import { isBase, type Store } from '../store/index.js'
 import { isConflictCopy } from './conflict.js'
@@ -19,7 +19,7 @@ export interface DeleteContext {
   /** paths the sender could not read: they and what is under them are not extras */
   readonly unread: ReadonlySet<string>
   /** directories known to be real: deleted ones are removed from it */
-  readonly knownDirs: Set<string>
+  readonly knownDirs: CheckedDirs
   event(e: FileEvent): void
   /** a per-file failure: reported, the rest goes on */
   fail(path: string, err: unknown): void

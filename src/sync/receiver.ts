@@ -8,7 +8,7 @@ import {
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
-  asFileError, fsError, HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openFileSource, openFilesSource, openSeedsReader, patchFile, readSeedsWhole, removeStaleTemps, resolveInside, setMetadata,
+  asFileError, CheckedDirs, fsError, HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openFileSource, openFilesSource, openSeedsReader, patchFile, readSeedsWhole, removeStaleTemps, resolveInside, setMetadata,
   syncDirectory, TEMP_PREFIX, unchangedWhileRead,
   isUnder, parentDir, writeAtomically, type TreeEntry,
 } from '../fs/index.js'
@@ -293,13 +293,13 @@ class Receiver {
   readonly #alone: Semaphore
   #diskFull = false
   /**
-   * Directories (relative, '' = root) known to be real directories in the root: found by the
-   * scan (lstat: not symlinks) or made by this session. A path whose parent is known needs no
-   * symlink check of its ancestors again (resolveInside costs an lstat per component, which
-   * was the receiver's top system call on trees of small files). Only this session writes the
-   * tree's structure: it makes symlinks only where the scan found no directory.
+   * Directories known to be real directories in the root: found by the scan (lstat: not
+   * symlinks), made by this session, or checked once. A path whose parent is known needs no
+   * symlink check of its ancestors again (an lstat per component was the receiver's top system
+   * call on trees of small files). Only this session writes the tree's structure: it makes
+   * symlinks only where the scan found no directory.
    */
-  readonly #knownDirs = new Set<string>([''])
+  #knownDirs!: CheckedDirs
   /** base name → local files with it (see #filesByName), for guessing the source of a moved file */
   #byName: Map<string, string[]> | undefined
   /** folder → its files a renamed file may have been (#renameSources) */
@@ -370,6 +370,7 @@ class Receiver {
   }
 
   async #scan(): Promise<void> {
+    this.#knownDirs = new CheckedDirs(this.d.root)
     if (this.d.files !== undefined) {
       this.#files = this.d.files
       for (const e of this.#files.entries()) if (e.kind === 'dir') this.#knownDirs.add(e.path)
@@ -1786,8 +1787,7 @@ class Receiver {
 
   /** The absolute path of `path` (checked by the codec), refusing one under a symlink. */
   async #abs(path: string): Promise<string> {
-    if (this.#knownDirs.has(parentDir(path))) return join(this.d.root, path)
-    return resolveInside(this.d.root, path)
+    return this.#knownDirs.abs(path)
   }
 
   /** Makes the parent directory when the list did not (it always lists parents first; this is

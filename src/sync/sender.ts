@@ -5,7 +5,7 @@ import {
 import { cutterFor } from '../chunk/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
-import { fsError, memorySeedReader, openFileSource, openSeedReader, readRegular, readWholeUnchanged, resolveInsideSync, unchangedWhileRead, type TreeEntry } from '../fs/index.js'
+import { fsError, memorySeedReader, openFileSource, openSeedReader, readRegular, readWholeUnchanged, unchangedWhileRead, CheckedDirs, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { POSTED_BYTES, probeAnchorFinder, sampleChunks, type FileRecord } from '../store/index.js'
@@ -143,9 +143,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   const files = d.files ?? await LocalFiles.scan(d.root, d.store, {
     params: d.params, exclude: d.options.exclude, checksum: d.options.checksum, keepContent: !d.options.checksum, signal, onError: skipped,
   })
-  /** A listed file's absolute path, refused (UNSAFE_PATH) when a parent of it is now a symlink:
-   *  it may have changed since the walk, and every read opens the file itself with O_NOFOLLOW. */
-  const inTree = (path: string): string => resolveInsideSync(d.root, path)
+  /** A listed file's absolute path, refused (UNSAFE_PATH) when a folder above it is a symlink
+   *  now (it may have changed since the walk); each folder is checked once a session. */
+  const checked = new CheckedDirs(d.root)
+  const inTree = (path: string): string => checked.abs(path)
   const listable = d.only === undefined ? undefined : withParents(d.only)
   const cutter = cutterFor(d.params)
   const digests = new Map<string, FileRecord['digest']>()

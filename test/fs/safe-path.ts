@@ -1,9 +1,9 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, rename, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
 import { checkChildPath } from '../../src/fs/safe-path.js'
-import { checkRelPath, resolveInside } from '../../src/fs/index.js'
+import { CheckedDirs, checkRelPath, resolveInside } from '../../src/fs/index.js'
 import { tempTree } from '../support/temp.js'
 
 t.test('checkRelPath accepts ordinary relative paths unchanged', async (t) => {
@@ -118,4 +118,26 @@ t.test('resolveInside checks every level, not just the first', async (t) => {
   await symlink('/tmp', join(root, 'a/b/c'))
   t.equal(await resolveInside(root, 'a/b/ok'), join(root, 'a/b/ok'))
   await t.rejects(resolveInside(root, 'a/b/c/d'), { code: 'UNSAFE_PATH', message: /'a\/b\/c'/ })
+})
+
+t.test('CheckedDirs: refuses what resolveInside refuses; a folder found real is not checked again until forgotten; one not made yet is checked once it is', async (t) => {
+  const root = await tempTree(t, { 'a/b/f.txt': 'x', 'out/f.txt': 'outside' })
+  await symlink(join(root, 'out'), join(root, 'link'))
+  const dirs = new CheckedDirs(root)
+  t.throws(() => dirs.abs('link/f.txt'), { code: 'UNSAFE_PATH' }, 'a symlinked folder')
+  t.throws(() => dirs.abs('../f.txt'), { code: 'UNSAFE_PATH' }, 'a hostile path')
+  t.equal(dirs.abs('a/b/f.txt'), join(root, 'a/b/f.txt'))
+  t.ok(dirs.has('a') && dirs.has('a/b'), 'both folders above it known')
+  // Swapped for a symlink once known: the session's to prevent (the receiver writes alone)...
+  await rename(join(root, 'a'), join(root, 'a-was'))
+  await symlink(join(root, 'out'), join(root, 'a'))
+  t.equal(dirs.abs('a/g.txt'), join(root, 'a/g.txt'), 'known: joined')
+  // ...and once forgotten, checked again.
+  dirs.delete('a')
+  t.throws(() => dirs.abs('a/g.txt'), { code: 'UNSAFE_PATH' }, 'forgotten: checked again')
+  // A folder that does not exist yet is not taken for a real one.
+  t.equal(dirs.abs('new/f.txt'), join(root, 'new/f.txt'))
+  t.notOk(dirs.has('new'))
+  await symlink(join(root, 'out'), join(root, 'new'))
+  t.throws(() => dirs.abs('new/f.txt'), { code: 'UNSAFE_PATH' }, 'made a symlink since: refused')
 })

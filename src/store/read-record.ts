@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ChunkParams, type Cutter, chunkBytes, cutterFor } from '../chunk/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
-import { chunkPath, fsError, readRegular, type TreeEntry } from '../fs/index.js'
+import { chunkPath, fsError, readRegular, type CheckedDirs, type TreeEntry } from '../fs/index.js'
 import { digestBytes } from '../hash/index.js'
 import type { ChunkedFile } from '../types.js'
 import type { FileRecord } from './record-codec.js'
@@ -72,12 +72,14 @@ export interface ReadResult {
 export async function readRecord(
   root: string,
   entry: TreeEntry,
-  opts: { params: ChunkParams; cutter?: Cutter; signal?: AbortSignal; onError?: (err: DsyncError) => void },
+  opts: { params: ChunkParams; cutter?: Cutter; signal?: AbortSignal; onError?: (err: DsyncError) => void; dirs?: CheckedDirs },
 ): Promise<ReadResult | undefined> {
   const cutter = opts.cutter ?? cutterFor(opts.params)
-  const abs = join(root, entry.path)
   const readAtMs = Date.now()
   try {
+    // With `dirs`, a folder above the file that is a symlink now (it may have changed since the
+    // walk) is refused: UNSAFE_PATH, as any read error.
+    const abs = opts.dirs?.abs(entry.path) ?? join(root, entry.path)
     const { bytes, ...chunked } = await chunkOne(abs, entry, opts.params, cutter, opts.signal)
     const after = lstatSync(abs)
     const changed = after.size !== chunked.size || after.mtimeMs !== entry.mtimeMs

@@ -1,6 +1,6 @@
 import { type ChunkParams, type Cutter, cutterFor } from '../chunk/index.js'
 import type { DsyncError } from '../errors.js'
-import { type TreeEntry, TreeListing } from '../fs/index.js'
+import { CheckedDirs, type TreeEntry, TreeListing } from '../fs/index.js'
 import { type FileRecord, readRecord, type ReadResult, type Store } from '../store/index.js'
 import { Semaphore } from './limit.js'
 
@@ -65,6 +65,9 @@ export class LocalFiles {
   #keptBytes = 0
   filesRead = 0
   bytesRead = 0
+  /** The tree's folders known to be real directories this session: every read of a file checks
+   *  the folders above it once (CheckedDirs), as every write does. */
+  readonly dirs: CheckedDirs
 
   private constructor(
     private readonly root: string,
@@ -76,6 +79,7 @@ export class LocalFiles {
     keepContent: boolean,
   ) {
     this.#readAll = checksum
+    this.dirs = new CheckedDirs(root)
     this.#keepContent = keepContent
     this.#slots = new Semaphore(READS_IN_FLIGHT, signal)
     this.#cutter = cutterFor(params)
@@ -281,7 +285,7 @@ export class LocalFiles {
 
   async #read(e: TreeEntry): Promise<ReadResult | undefined> {
     const got = await readRecord(this.root, e, {
-      params: this.params, cutter: this.#cutter, signal: this.signal, ...(this.onError && { onError: this.onError }),
+      params: this.params, cutter: this.#cutter, signal: this.signal, dirs: this.dirs, ...(this.onError && { onError: this.onError }),
     })
     if (got === undefined) {
       if (sameEntry(this.get(e.path), e)) this.delete(e.path)

@@ -8,7 +8,7 @@ import {
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
-  asFileError, CheckedDirs, fsError, HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openFileSource, openFilesSource, openSeedsReader, patchFile, readSeedsWhole, removeStaleTemps, resolveInside, setMetadata,
+  asFileError, type CheckedDirs, fsError, HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openFileSource, openFilesSource, openSeedsReader, patchFile, readSeedsWhole, removeStaleTemps, resolveInside, setMetadata,
   syncDirectory, TEMP_PREFIX, unchangedWhileRead,
   isUnder, parentDir, writeAtomically, type TreeEntry,
 } from '../fs/index.js'
@@ -370,9 +370,9 @@ class Receiver {
   }
 
   async #scan(): Promise<void> {
-    this.#knownDirs = new CheckedDirs(this.d.root)
     if (this.d.files !== undefined) {
       this.#files = this.d.files
+      this.#knownDirs = this.#files.dirs
       for (const e of this.#files.entries()) if (e.kind === 'dir') this.#knownDirs.add(e.path)
       return
     }
@@ -388,6 +388,7 @@ class Receiver {
     })
     // Temp files of dead sessions (a kill, a crash): this session holds the tree now.
     if (!this.d.options.dryRun) await removeStaleTemps(this.d.root, temps)
+    this.#knownDirs = this.#files.dirs
     for (const e of this.#files.entries()) if (e.kind === 'dir') this.#knownDirs.add(e.path)
     // A sender of version 4 on offers its list by directory summaries (§4.9) unless it lists
     // digests (checksum): this side's are made now, while the sender makes its own, not once its

@@ -5,7 +5,7 @@ import {
 import { cutterFor } from '../chunk/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { lstatSync } from 'node:fs'
-import { fsError, memorySeedReader, openFileSource, openSeedReader, readRegular, readWholeUnchanged, unchangedWhileRead, CheckedDirs, type TreeEntry } from '../fs/index.js'
+import { fsError, memorySeedReader, openFileSource, openSeedReader, readRegular, readWholeUnchanged, unchangedWhileRead, type TreeEntry } from '../fs/index.js'
 import { join } from 'node:path'
 import { BUNDLE_PROTOCOL_VERSION, LIMITS, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
 import { POSTED_BYTES, probeAnchorFinder, sampleChunks, type FileRecord } from '../store/index.js'
@@ -145,8 +145,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   })
   /** A listed file's absolute path, refused (UNSAFE_PATH) when a folder above it is a symlink
    *  now (it may have changed since the walk); each folder is checked once a session. */
-  const checked = new CheckedDirs(d.root)
-  const inTree = (path: string): string => checked.abs(path)
+  const inTree = (path: string): string => files.dirs.abs(path)
   const listable = d.only === undefined ? undefined : withParents(d.only)
   const cutter = cutterFor(d.params)
   const digests = new Map<string, FileRecord['digest']>()

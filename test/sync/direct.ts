@@ -229,7 +229,7 @@ t.test('a small direct file read whole by the sender: one that grew after it was
   t.same((await readdir(work)).filter((n) => n.startsWith('.dsync-tmp')), [], 'gone: no temp file left')
 })
 
-t.test('a small direct file whose folder is swapped for a symlink out of the root after its want: not read through it, the old version kept', async (t) => {
+t.test('a small file whose folder is swapped for a symlink out of the root after its want (direct, or listed): not read through it, the old version kept', async (t) => {
   const before = randomBytes(69, 40_000)
   const now = Buffer.concat([before.subarray(0, 10_000), randomBytes(70, 300), before.subarray(10_000)])
   const secret = randomBytes(71, now.length)
@@ -245,6 +245,21 @@ t.test('a small direct file whose folder is swapped for a symlink out of the roo
   t.same(wants(p).map((w) => w.direct === true), [true], 'direct')
   t.ok((await readFile(join(work, 'sub', 'a.bin'))).equals(before), 'the old version is still there')
   t.match(p.sent.events.filter((x) => x.path === 'sub/a.bin'), [{ action: 'error', code: 'UNSAFE_PATH' }], 'refused on the sender')
+  // Edited at the same size, it is wanted with its list, read for its record: refused alike.
+  const trees = await pushedTrees(t, { 'sub/b.bin': before })
+  const same = Buffer.from(before)
+  same.write('EDITED', 9000)
+  await writeFile(join(trees.home, 'sub', 'b.bin'), same)
+  const q = await pushOnce(trees.home, trees.work, {
+    onWant: once(async () => {
+      await rename(join(trees.home, 'sub'), join(trees.home, 'sub-was'))
+      await symlink(outside, join(trees.home, 'sub'))
+      await rename(join(outside, 'a.bin'), join(outside, 'b.bin'))
+    }),
+  })
+  t.same(wants(q).map((w) => w.direct === true), [false], 'listed')
+  t.ok((await readFile(join(trees.work, 'sub', 'b.bin'))).equals(before), 'listed: the old version is still there')
+  t.notOk(q.fromSender.some((m) => m.t === 'chunks' && m.size > 0), 'listed: no chunk list of the file outside went')
 })
 
 t.test('--force on a file only touched on the sender, whose copy here is not its base: kept, and filed with no digest (not the base\'s)', async (t) => {

@@ -1,5 +1,4 @@
 import { lstatSync } from 'node:fs'
-import { join } from 'node:path'
 import { type ChunkParams, type Cutter, chunkBytes, cutterFor } from '../chunk/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import { chunkPath, fsError, readRegular, type CheckedDirs, type TreeEntry } from '../fs/index.js'
@@ -70,16 +69,16 @@ export interface ReadResult {
  * else they are thrown.
  */
 export async function readRecord(
-  root: string,
+  dirs: CheckedDirs,
   entry: TreeEntry,
-  opts: { params: ChunkParams; cutter?: Cutter; signal?: AbortSignal; onError?: (err: DsyncError) => void; dirs?: CheckedDirs },
+  opts: { params: ChunkParams; cutter?: Cutter; signal?: AbortSignal; onError?: (err: DsyncError) => void },
 ): Promise<ReadResult | undefined> {
   const cutter = opts.cutter ?? cutterFor(opts.params)
   const readAtMs = Date.now()
   try {
-    // With `dirs`, a folder above the file that is a symlink now (it may have changed since the
-    // walk) is refused: UNSAFE_PATH, as any read error.
-    const abs = opts.dirs?.abs(entry.path) ?? join(root, entry.path)
+    // A folder above the file that is a symlink now (it may have changed since the walk) is
+    // refused: UNSAFE_PATH, as any read error.
+    const abs = dirs.abs(entry.path)
     const { bytes, ...chunked } = await chunkOne(abs, entry, opts.params, cutter, opts.signal)
     const after = lstatSync(abs)
     const changed = after.size !== chunked.size || after.mtimeMs !== entry.mtimeMs

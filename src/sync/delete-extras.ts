@@ -1,5 +1,5 @@
 import { rm, rmdir } from 'node:fs/promises'
-import { asFileError, isUnder, resolveInside, walkTree, type CheckedDirs, type TreeEntry } from '../fs/index.js'
+import { asFileError, isUnder, resolveInside, walkTree, type TreeEntry } from '../fs/index.js'
 import type { SessionOptions } from '../net/index.js'
 import { isBase, type Store } from '../store/index.js'
 import { isConflictCopy } from './conflict.js'
@@ -12,14 +12,12 @@ export interface DeleteContext {
   readonly store: Store
   readonly options: SessionOptions
   readonly signal: AbortSignal
-  /** the receiver's tree: deleted entries are removed from it */
+  /** the receiver's tree: deleted entries are removed from it (and its folders from its known ones) */
   readonly files: LocalFiles
   /** whether the sender listed `path` (or a directory summary stood for it) */
   listed(path: string): boolean
   /** paths the sender could not read: they and what is under them are not extras */
   readonly unread: ReadonlySet<string>
-  /** directories known to be real: deleted ones are removed from it */
-  readonly knownDirs: CheckedDirs
   event(e: FileEvent): void
   /** a per-file failure: reported, the rest goes on */
   fail(path: string, err: unknown): void
@@ -85,7 +83,7 @@ export async function deleteExtras(c: DeleteContext): Promise<void> {
       }
       return () => {
         c.files.delete(e.path)
-        c.knownDirs.delete(e.path)
+        c.files.dirs.delete(e.path) // no longer known to be a real directory
         c.event({ path: e.path, action: 'deleted' })
       }
     } catch (err) {

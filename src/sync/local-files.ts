@@ -65,12 +65,12 @@ export class LocalFiles {
   #keptBytes = 0
   filesRead = 0
   bytesRead = 0
-  /** The tree's folders known to be real directories this session: every read of a file checks
-   *  the folders above it once (CheckedDirs), as every write does. */
+  /** The tree's folders known to be real directories this session (CheckedDirs): every read of
+   *  a file checks the folders above it once, as every write of the receiver does. */
   readonly dirs: CheckedDirs
 
   private constructor(
-    private readonly root: string,
+    root: string,
     private readonly store: Store,
     private readonly params: ChunkParams,
     private readonly signal: AbortSignal,
@@ -284,8 +284,8 @@ export class LocalFiles {
   }
 
   async #read(e: TreeEntry): Promise<ReadResult | undefined> {
-    const got = await readRecord(this.root, e, {
-      params: this.params, cutter: this.#cutter, signal: this.signal, dirs: this.dirs, ...(this.onError && { onError: this.onError }),
+    const got = await readRecord(this.dirs, e, {
+      params: this.params, cutter: this.#cutter, signal: this.signal, ...(this.onError && { onError: this.onError }),
     })
     if (got === undefined) {
       if (sameEntry(this.get(e.path), e)) this.delete(e.path)

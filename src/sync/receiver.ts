@@ -8,7 +8,7 @@ import {
 } from '../delta/index.js'
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
-  asFileError, type CheckedDirs, fsError, HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openFileSource, openFilesSource, openSeedsReader, patchFile, readSeedsWhole, removeStaleTemps, resolveInside, setMetadata,
+  asFileError, fsError, HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openFileSource, openFilesSource, openSeedsReader, patchFile, readSeedsWhole, removeStaleTemps, resolveInside, setMetadata,
   syncDirectory, TEMP_PREFIX, unchangedWhileRead,
   isUnder, parentDir, writeAtomically, type TreeEntry,
 } from '../fs/index.js'
@@ -292,14 +292,6 @@ class Receiver {
    *  checked before a byte of it is asked for. */
   readonly #alone: Semaphore
   #diskFull = false
-  /**
-   * Directories known to be real directories in the root: found by the scan (lstat: not
-   * symlinks), made by this session, or checked once. A path whose parent is known needs no
-   * symlink check of its ancestors again (an lstat per component was the receiver's top system
-   * call on trees of small files). Only this session writes the tree's structure: it makes
-   * symlinks only where the scan found no directory.
-   */
-  #knownDirs!: CheckedDirs
   /** base name → local files with it (see #filesByName), for guessing the source of a moved file */
   #byName: Map<string, string[]> | undefined
   /** folder → its files a renamed file may have been (#renameSources) */
@@ -372,8 +364,7 @@ class Receiver {
   async #scan(): Promise<void> {
     if (this.d.files !== undefined) {
       this.#files = this.d.files
-      this.#knownDirs = this.#files.dirs
-      for (const e of this.#files.entries()) if (e.kind === 'dir') this.#knownDirs.add(e.path)
+      this.#knowWalkedDirs()
       return
     }
     const temps: string[] = []
@@ -388,8 +379,7 @@ class Receiver {
     })
     // Temp files of dead sessions (a kill, a crash): this session holds the tree now.
     if (!this.d.options.dryRun) await removeStaleTemps(this.d.root, temps)
-    this.#knownDirs = this.#files.dirs
-    for (const e of this.#files.entries()) if (e.kind === 'dir') this.#knownDirs.add(e.path)
+    this.#knowWalkedDirs()
     // A sender of version 4 on offers its list by directory summaries (§4.9) unless it lists
     // digests (checksum): this side's are made now, while the sender makes its own, not once its
     // first has come. A no-op of 100,000 files: the receiver sat idle ~0.1 s, then worked ~0.1 s.
@@ -746,7 +736,7 @@ class Receiver {
     }
     if (!this.d.options.dryRun) {
       await mkdir(await this.#abs(e.path), { mode: e.mode })
-      this.#knownDirs.add(e.path)
+      this.#files.dirs.add(e.path)
       this.#files.set({ path: e.path, kind: 'dir', size: 0, mtimeMs: e.mtimeMs, mode: e.mode })
     }
     this.#event({ path: e.path, action: 'dir' })
@@ -1764,7 +1754,7 @@ class Receiver {
       if (this.d.options.delete && !this.#impliedDirs.has('')) {
         await deleteExtras({
           root: this.d.root, store: this.d.store, options: this.d.options, signal: this.#signal,
-          files: this.#files, listed: (path) => this.#senderLists(path), unread: this.#unread, knownDirs: this.#knownDirs,
+          files: this.#files, listed: (path) => this.#senderLists(path), unread: this.#unread,
           event: (e) => this.#event(e), fail: (path, err) => this.#fail(path, err),
         })
       }
@@ -1788,17 +1778,25 @@ class Receiver {
 
   /** The absolute path of `path` (checked by the codec), refusing one under a symlink. */
   async #abs(path: string): Promise<string> {
-    return this.#knownDirs.abs(path)
+    return this.#files.dirs.abs(path)
+  }
+
+  /**
+   * The walk's folders are real directories (lstat: not symlinks): a path in one needs no check
+   * of its folders again (an lstat per component was the receiver's top system call on trees of
+   * small files). Only this session writes the tree's structure: it makes symlinks only where
+   * the walk found no directory, and forgets a folder it removes.
+   */
+  #knowWalkedDirs(): void {
+    for (const e of this.#files.entries()) if (e.kind === 'dir') this.#files.dirs.add(e.path)
   }
 
   /** Makes the parent directory when the list did not (it always lists parents first; this is
    *  a safety net), and then knows it. */
   async #ensureParent(path: string, abs: string): Promise<void> {
-    const parent = parentDir(path)
-    if (this.#knownDirs.has(parent)) return
+    if (this.#files.dirs.has(parentDir(path))) return
     await mkdir(dirname(abs), { recursive: true })
-    await resolveInside(this.d.root, path)
-    this.#knownDirs.add(parent)
+    this.#files.dirs.abs(path)
   }
 }
 

@@ -107,7 +107,7 @@ const SKETCH_MAX_FILE_BYTES = 64 * 1024 * 1024
 
 /** A file asked for whole (`want.whole`) is read in one go up to this size (the receiver asks so
  *  only for files of up to 4 chunks, ≤ 8 KiB at the defaults), and one asked for by `want.direct`
- *  (readDirect): the bound of synchronous reads (readRegular). */
+ *  (readWhole): the bound of synchronous reads (readRegular). */
 const WHOLE_READ_BYTES = 256 * 1024
 
 type PlanMessage = Extract<Message, { t: 'plan' }>
@@ -214,31 +214,26 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
   /** files probed by windows, whose SHA-256 neither side has computed: sent whole, they end
    *  with their XXH3-128 instead (§4.11), until a list of them goes or their result comes */
   const unhashed = new Set<number>()
-  /** A file sent whole and at most `max` bytes when listed, read in one go as readRecord reads
-   *  for a chunk list (readRegular). Undefined when it grew past that since (it streams then). */
-  const readWhole = async (path: string, max: number): Promise<Uint8Array | undefined> => {
+  /**
+   * A file of at most `max` bytes when listed, read in one go as readRecord reads for a chunk
+   * list (readRegular). Undefined when it grew past that since (it streams then). `unchanged`:
+   * checked unchanged while read (readWholeUnchanged; SOURCE_CHANGED otherwise), for a file
+   * asked for by `want.direct`, whose one read serves its match pass, its hash and its rounds'
+   * holes (three opens, stats and reads through the thread pool cost ~0.5 ms of this side's main
+   * thread a file).
+   */
+  const readWhole = async (path: string, max: number, unchanged = false): Promise<Uint8Array | undefined> => {
     const e = files.get(path)
     if (e === undefined || e.size > max) return undefined
     const abs = inTree(path)
     try {
-      return await readRegular(abs, e.size, { noFollow: true })
+      return await (unchanged ? readWholeUnchanged(abs, e.size, path) : readRegular(abs, e.size, { noFollow: true }))
     } catch (err) {
       // Named by its path in the tree, as readRecord does: the peer is told of it.
       if (isDsyncError(err, 'NOT_FOUND')) throw new DsyncError('NOT_FOUND', `${path}: gone since the walk`, { path })
+      if (isDsyncError(err, 'SOURCE_CHANGED')) throw err
       throw fsError(err, path, 'read it')
     }
-  }
-  /**
-   * A file asked for by `want.direct` (§4.12) and small when listed, read whole now for its
-   * match pass, its hash and its rounds' holes (none of which then opens it again: three opens,
-   * stats and reads through the thread pool cost ~0.5 ms of this side's main thread a file);
-   * checked unchanged while read (SOURCE_CHANGED otherwise). Undefined for a larger one, or one
-   * that grew since its walk: it is streamed.
-   */
-  const readDirect = async (path: string): Promise<Uint8Array | undefined> => {
-    const e = files.get(path)
-    if (e === undefined || e.size > WHOLE_READ_BYTES) return undefined
-    return readWholeUnchanged(inTree(path), e.size, path)
   }
   const stats = new Map<number, DeltaStats>()
   /** plans for the workers; `unlisted`: for a file whose chunk list never went (made here for a
@@ -430,7 +425,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // A small file is sent from what was read for its chunk list (or, asked for whole, read
       // now in one synchronous read, as for a chunk list); others are read again.
       const direct = unlisted && plan.method !== 'whole'
-      const read = direct ? await readDirect(path) : undefined
+      const read = direct ? await readWhole(path, WHOLE_READ_BYTES, true) : undefined
       const kept = files.takeContent(path) ?? (whole ? await readWhole(path, WHOLE_READ_BYTES) : read)
       // Sent whole, a file is read into a new buffer each time, which its literal frames keep
       // instead of copying (DeltaWriter.literal).
@@ -772,7 +767,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
         paths.set(msg.id, msg.path)
         listed.add(msg.path) // asked again (it changed while read), it is read afresh
         directs.add(msg.id)
-        // A small one is hashed in its match pass, from the one read that serves it all (readDirect).
+        // A small one is hashed in its match pass, from the one read that serves it all (readWhole).
         if (prehashing < MAX_PREHASHES && (files.get(msg.path)?.size ?? 0) > WHOLE_READ_BYTES) {
           prehashing++
           const { id, path } = msg

@@ -89,14 +89,14 @@ function lstatOrUndefined(abs: string, rel: string) {
  * libuv's thread pool cost the caller's main thread ~60 µs here (the sender's check of every file
  * it read was 14% of its CPU on 500 edited files, ~0.6 ms a file).
  */
-export function resolveInsideSync(root: string, rel: string, opts: { allowFinalSymlink?: boolean } = {}): string {
+export async function resolveInside(root: string, rel: string, opts: { allowFinalSymlink?: boolean } = {}): Promise<string> {
   checkRelPath(rel)
   checkParents(root, rel, opts)
   return join(root, rel)
 }
 
 /**
- * resolveInsideSync's check of `rel` (checked already); returns how many of its parents were
+ * resolveInside's check of `rel` (checked already); returns how many of its parents were
  * found to be real directories (all of them, unless one does not exist yet).
  */
 function checkParents(root: string, rel: string, opts: { allowFinalSymlink?: boolean }): number {
@@ -120,7 +120,7 @@ function checkParents(root: string, rel: string, opts: { allowFinalSymlink?: boo
  * The folders under a root known to be real directories in one session (relative; '' the root):
  * found so by the checks of `abs`, or noted by the caller (`add`: a folder it made, or its walk
  * found). A path in a known folder is not checked again: on 5,000 paths four folders deep,
- * resolveInsideSync took ~18 µs each here. A folder swapped for a symlink once known is the
+ * resolveInside took ~18 µs each here. A folder swapped for a symlink once known is the
  * session's to prevent (the receiver writes its tree's structure alone); the last component is
  * every open's O_NOFOLLOW.
  */
@@ -142,7 +142,7 @@ export class CheckedDirs {
     this.#known.delete(dir)
   }
 
-  /** root + rel, refused (UNSAFE_PATH) as resolveInsideSync refuses, its folders checked once
+  /** root + rel, refused (UNSAFE_PATH) as resolveInside refuses, its folders checked once
    *  (in a known folder, the last component is not looked at: every open of it is O_NOFOLLOW,
    *  and a rename never follows it). */
   abs(rel: string, opts: { allowFinalSymlink?: boolean } = {}): string {
@@ -155,9 +155,4 @@ export class CheckedDirs {
     }
     return join(this.root, rel)
   }
-}
-
-/** resolveInsideSync, as a promise (its callers' errors are rejections). */
-export async function resolveInside(root: string, rel: string, opts: { allowFinalSymlink?: boolean } = {}): Promise<string> {
-  return resolveInsideSync(root, rel, opts)
 }

@@ -61,7 +61,12 @@ export function encodeDelta(
     // The trailer's check: the given digest, else the target's XXH3-128 (fastCheck, where it
     // loads) or SHA-256, computed as the bytes go by.
     const checker = opts.fastCheck === true && opts.digest === undefined ? await streamCheckerOrNone() : undefined
-    const writer = new DeltaWriter(sig.seedSize, { level: opts.level, fastCheck: checker !== undefined || (opts.digest !== undefined && isFastCheck(opts.digest)) })
+    // No more literal bytes than the target holds: a small file's writer is made small.
+    const writer = new DeltaWriter(sig.seedSize, {
+      level: opts.level,
+      fastCheck: checker !== undefined || (opts.digest !== undefined && isFastCheck(opts.digest)),
+      ...(opts.sizeHint !== undefined && { literalHint: opts.sizeHint }),
+    })
     const hasher = checker ?? (opts.digest === undefined ? new FileDigester() : undefined)
     const matcher = new Matcher(sig, writer, windowFor(opts.sizeHint))
     let size = 0

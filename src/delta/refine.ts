@@ -100,15 +100,18 @@ export function encodeMatchedDelta(
 ): { readonly bytes: AsyncIterable<Uint8Array>; stats(): DeltaStats } {
   let result: DeltaStats | undefined
   async function* run(): AsyncGenerator<Uint8Array> {
-    const w = new DeltaWriter(list.seedSize, { level: opts.level, fastCheck: isFastCheck(digest) })
     // The literals: what lies between the matches, read ahead of the writer (readRanges).
     const gaps: ByteRange[] = []
     let pos = 0
+    let literal = 0
     for (const m of list.matches) {
       gaps.push({ offset: pos, length: m.target - pos })
+      literal += m.target - pos
       pos = m.target + m.length
     }
     gaps.push({ offset: pos, length: list.targetSize - pos })
+    literal += list.targetSize - pos
+    const w = new DeltaWriter(list.seedSize, { level: opts.level, fastCheck: isFastCheck(digest), literalHint: literal })
     const pieces = readRanges(target, gaps, { piece: READ_PIECE, signal: opts.signal })
     let next = await pieces.next()
     try {

@@ -13,8 +13,8 @@ const MAX_PENDING_OPS_BYTES = 256 * 1024
 const FIRST_FRAME_BYTES = 16 * 1024
 /** The op records' first buffer (it grows as needed). */
 const FIRST_OPS_BYTES = 4096
-/** The smallest first frame, when the caller expects few literals (`literalHint`). */
-const MIN_FRAME_BYTES = 256
+/** The first size of both buffers when the caller expects few literals (`literalHint`), at least. */
+const SMALL_FIRST_BYTES = 256
 /** Full frames in a row stored raw (they looked random) after which frames are probed thinly
  *  (compressFrame's `thinProbe`): 4 MiB of a file's literals. */
 const RANDOM_FRAMES_TO_THIN = 4
@@ -55,8 +55,8 @@ export class DeltaWriter {
   constructor(seedSize: number, private readonly opts: { readonly level?: number; readonly codec?: CodecId; readonly fastCheck?: boolean; readonly literalHint?: number } = {}) {
     const hint = opts.literalHint
     const small = hint !== undefined && hint < FIRST_FRAME_BYTES
-    this.#frame = new Uint8Array(small ? Math.max(MIN_FRAME_BYTES, hint) : FIRST_FRAME_BYTES)
-    this.#ops = new ByteWriter(small ? MIN_FRAME_BYTES : FIRST_OPS_BYTES)
+    this.#frame = new Uint8Array(small ? Math.max(SMALL_FIRST_BYTES, hint) : FIRST_FRAME_BYTES)
+    this.#ops = new ByteWriter(small ? SMALL_FIRST_BYTES : FIRST_OPS_BYTES)
     const h = new ByteWriter(16)
     writeHeader(h, seedSize, opts.fastCheck === true)
     this.#emit(h.take())

@@ -103,15 +103,13 @@ export function encodeMatchedDelta(
     // The literals: what lies between the matches, read ahead of the writer (readRanges).
     const gaps: ByteRange[] = []
     let pos = 0
-    let literal = 0
     for (const m of list.matches) {
       gaps.push({ offset: pos, length: m.target - pos })
-      literal += m.target - pos
       pos = m.target + m.length
     }
     gaps.push({ offset: pos, length: list.targetSize - pos })
-    literal += list.targetSize - pos
-    const w = new DeltaWriter(list.seedSize, { level: opts.level, fastCheck: isFastCheck(digest), literalHint: literal })
+    const literalHint = gaps.reduce((n, g) => n + g.length, 0)
+    const w = new DeltaWriter(list.seedSize, { level: opts.level, fastCheck: isFastCheck(digest), literalHint })
     const pieces = readRanges(target, gaps, { piece: READ_PIECE, signal: opts.signal })
     let next = await pieces.next()
     try {

@@ -1,5 +1,5 @@
-import { lstatSync, type Stats } from 'node:fs'
-import { lstat, stat } from 'node:fs/promises'
+import { lstatSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { DsyncError } from '../errors.js'
 import { allocWithHeadroom } from '../headroom.js'
 import { fsError } from './fs-error.js'
@@ -117,40 +117,33 @@ export async function* openFilesSource(
  * the way can tell. Throws SOURCE_CHANGED, naming the file `name`, when it changed (or went).
  */
 export async function* unchangedWhileRead(source: AsyncIterable<Uint8Array>, path: string, name: string): AsyncGenerator<Uint8Array> {
-  const stamp = async (): Promise<string> => {
-    try {
-      return stampOf(await lstat(path))
-    } catch {
-      return 'gone'
-    }
-  }
-  const before = await stamp()
+  const before = stamp(path)
   yield* source
-  if ((await stamp()) !== before) throw changedWhileRead(name)
+  if (stamp(path) !== before) throw changedWhileRead(name)
 }
 
 /**
  * A small file read whole (readRegular: synchronous calls up to 256 KiB) and checked as
  * unchangedWhileRead checks a stream; undefined when it holds more than `size` bytes (it grew:
- * the caller streams it). The stamps are synchronous too: an lstat through the thread pool cost
- * the sender ~0.2 ms of its main thread here, the file's whole read ~20 µs.
+ * the caller streams it).
  */
 export async function readWholeUnchanged(path: string, size: number, name: string): Promise<Uint8Array | undefined> {
-  const stamp = (): string => {
-    try {
-      return stampOf(lstatSync(path))
-    } catch {
-      return 'gone'
-    }
-  }
-  const before = stamp()
+  const before = stamp(path)
   const bytes = await readRegular(path, size, { noFollow: true })
-  if (stamp() !== before) throw changedWhileRead(name)
+  if (stamp(path) !== before) throw changedWhileRead(name)
   return bytes
 }
 
-function stampOf(st: Stats): string {
-  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
+/** What must stay the same while a file is read: its inode, size, mtime and ctime ('gone' when
+ *  it cannot be looked at). Synchronous: an lstat through the thread pool cost the sender ~0.2 ms
+ *  of its main thread here, a small file's whole read ~20 µs. */
+function stamp(path: string): string {
+  try {
+    const st = lstatSync(path)
+    return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
+  } catch {
+    return 'gone'
+  }
 }
 
 function changedWhileRead(name: string): DsyncError {

@@ -425,8 +425,9 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // A small file is sent from what was read for its chunk list (or, asked for whole, read
       // now in one synchronous read, as for a chunk list); others are read again.
       const direct = unlisted && plan.method !== 'whole'
-      const read = direct ? await readWhole(path, WHOLE_READ_BYTES, true) : undefined
-      const kept = files.takeContent(path) ?? (whole ? await readWhole(path, WHOLE_READ_BYTES) : read)
+      const taken = files.takeContent(path)
+      const read = taken === undefined && direct ? await readWhole(path, WHOLE_READ_BYTES, true) : undefined
+      const kept = taken ?? read ?? (whole ? await readWhole(path, WHOLE_READ_BYTES) : undefined)
       // Sent whole, a file is read into a new buffer each time, which its literal frames keep
       // instead of copying (DeltaWriter.literal).
       const fresh = plan.method === 'whole' && kept === undefined

@@ -6,7 +6,7 @@
  */
 
 /** The protocol version this build speaks best. A version changes when a message's meaning changes. */
-export const PROTOCOL_VERSION = 10
+export const PROTOCOL_VERSION = 11
 
 /** Every version this build can speak, highest first. `hello` lists them; `auth` picks one.
  *  Version 2 adds the two-way `sync` role and its messages (PROTOCOL.md §4.2); version 3 lets a
@@ -16,9 +16,10 @@ export const PROTOCOL_VERSION = 10
  *  XXH3-128 (§4.11); version 7 lets a receiver plan a large changed file against its own old
  *  version without its chunk list (`want.direct`, §4.12); version 8 lets a sender end such a
  *  file's delta with its XXH3-128 (§4.12); version 9 lets a sender end a refined exchange itself
- *  (`plan.ends`, §4.1); version 10 bounds the file list a receiver holds (`listRoom`, §4.13).
+ *  (`plan.ends`, §4.1); version 10 bounds the file list a receiver holds (`listRoom`, §4.13);
+ *  version 11 lets a receiver rename a file the sender moved (`result` action `moved`, §4.14).
  *  Otherwise push and pull are the same in all. */
-export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([10, 9, 8, 7, 6, 5, 4, 3, 2, 1])
+export const SUPPORTED_VERSIONS: readonly number[] = Object.freeze([11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1])
 
 /** The first version that has the `sync` role. */
 export const SYNC_PROTOCOL_VERSION = 2
@@ -57,6 +58,10 @@ export const ENDS_PROTOCOL_VERSION = 9
 /** The first version whose senders list at most `LIMITS.listWindow` entries ahead of what the
  *  receiver has taken in, and more as its `listRoom` allows (§4.13). */
 export const LIST_ROOM_PROTOCOL_VERSION = 10
+
+/** The first version whose senders take a `result` of action `moved` (§4.14): with --delete, a
+ *  file at a new path whose content is a file here the sender no longer has is renamed. */
+export const MOVE_PROTOCOL_VERSION = 11
 
 const KiB = 1024
 const MiB = 1024 * KiB

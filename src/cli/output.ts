@@ -87,7 +87,7 @@ export function plural(n: number, noun: string, nouns = noun + 's'): string {
 
 /** True when the run needed no file data: nothing sent, copied or deleted, no conflict. */
 function isNoOp(s: SyncSummary): boolean {
-  return s.transferred === 0 && s.copied === 0 && s.deleted === 0 && s.conflicts === 0
+  return s.transferred === 0 && s.copied === 0 && s.moved === 0 && s.deleted === 0 && s.conflicts === 0
 }
 
 /** How the sender's files went: the parts add up to the total (deletions are not among them:
@@ -96,10 +96,11 @@ function fileBreakdown(s: SyncSummary): string {
   const parts = [
     `${s.transferred} transferred`,
     `${s.copied} copied locally`,
+    ...(s.moved > 0 ? [`${s.moved} moved`] : []),
     `${s.unchanged} unchanged`,
     ...(s.conflicts > 0 ? [plural(s.conflicts, 'conflict')] : []),
   ]
-  const other = s.files - s.transferred - s.copied - s.unchanged - s.conflicts
+  const other = s.files - s.transferred - s.copied - s.moved - s.unchanged - s.conflicts
   if (other > 0) parts.push(`${other} failed`)
   return `${s.files} (${parts.join(', ')})`
 }
@@ -132,6 +133,7 @@ export function formatOutcome(s: SyncSummary, dryRun: boolean): string {
   const would = dryRun ? ' (dry run: nothing changed)' : ''
   const extra = [
     s.copied > 0 && `${s.copied} copied locally`,
+    s.moved > 0 && `${s.moved} moved`,
     s.deleted > 0 && `${s.deleted} deleted`,
     s.conflicts > 0 && plural(s.conflicts, 'conflict'),
     s.errors > 0 && plural(s.errors, 'error'),

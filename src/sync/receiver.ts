@@ -1,4 +1,4 @@
-import { lstatSync } from 'node:fs'
+import { linkSync, lstatSync, unlinkSync } from 'node:fs'
 import { link, lstat, mkdir, rename, rm, statfs, symlink } from 'node:fs/promises'
 import { dirname, join, posix } from 'node:path'
 import { chunkBytes, chunkList, type Cutter, cutterFor } from '../chunk/index.js'
@@ -10,7 +10,7 @@ import { DsyncError, isDsyncError } from '../errors.js'
 import {
   asFileError, fsError, HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openFileSource, openFilesSource, openSeedsReader, patchFile, readSeedsWhole, removeStaleTemps, resolveInside, setMetadata,
   syncDirectory, TEMP_PREFIX, unchangedWhileRead,
-  isUnder, parentDir, writeAtomically, type TreeEntry,
+  IGNORE_FILE_NAME, isUnder, parentDir, writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
 import { Fifo, MAX_SHOWN_CANDIDATES, PROBE_KEY_BYTES, PROTOCOL_VERSION, SUMMARY_PROTOCOL_VERSION, type Channel, type FileEntry, type Message } from '../net/index.js'
@@ -20,7 +20,7 @@ import type { Chunk, FileDigest } from '../types.js'
 import { ByteQueue } from './byte-queue.js'
 import { BundleReader } from './bundle.js'
 import { checkOverwrite, conflictCopyPath } from './conflict.js'
-import { deleteExtras } from './delete-extras.js'
+import { deleteExtras, keepReason } from './delete-extras.js'
 import { Semaphore } from './limit.js'
 import { LocalFiles } from './local-files.js'
 import { Mailbox } from './mailbox.js'
@@ -29,7 +29,7 @@ import { WINDOWED_PROBE_BYTES } from './probe.js'
 import type { Action, FileEvent } from './report.js'
 import { SendChain } from './send-chain.js'
 import { sessionError, SessionScope } from './session-scope.js'
-import { listWindow, peerChecksDirectFast, peerReadsWindows, senderEndsRounds, speaksDirect, type RoleDeps } from './session.js'
+import { listWindow, peerChecksDirectFast, peerReadsWindows, senderEndsRounds, senderTakesMoves, speaksDirect, type RoleDeps } from './session.js'
 import { sameSummary, TreeSummary } from './tree-summary.js'
 
 /** Everything the receiver role needs, given by the flow (push on the server, pull on the client). */
@@ -286,6 +286,14 @@ class Receiver {
   readonly #dirs: FileEntry[] = []
   /** directories with renamed-in files whose fsync is still due (done once, at the end) */
   readonly #dirty = new Set<string>()
+  /** old path → new path of the files this session renamed (#moveLocal): a seed chosen by
+   *  its old path is read at its new one */
+  readonly #movedTo = new Map<string, string>()
+  /** path → transfers reading it as their seed now (#fetch): none of them is renamed away */
+  readonly #seedsInUse = new Map<string, number>()
+  /** the sender listed an ignore file this session writes: the rules --delete goes by may
+   *  change, so no file is renamed ahead of it (#movable) */
+  #rulesChange = false
   readonly #fetchSlots: Semaphore
   /** Once the disk has been found full, files are written one at a time (this one slot), so a
    *  file that fits is written instead of all failing together; and each file's room is
@@ -771,6 +779,7 @@ class Receiver {
     if (e.digest === undefined && cur !== undefined && cur.size === e.size && sameMtime(cur.mtimeMs, e.mtimeMs)) {
       return this.#sameContent(e, cur, this.#files.known(e.path)?.digest)
     }
+    if (posix.basename(e.path) === IGNORE_FILE_NAME) this.#rulesChange = true
     const t = this.#newTransfer(e, cur, 1)
     if (e.digest !== undefined && (await this.#resolveLocally(t, e.digest))) return
     if (cur === undefined && e.digest === undefined) {
@@ -1077,6 +1086,7 @@ class Receiver {
       this.#event(event, id)
       return true
     }
+    if (cur === undefined && !conflict && (await this.#movable(from)) && (await this.#moveLocal(e, digest, from, id))) return true
     const abs = await this.#abs(e.path)
     const src = await this.#abs(from)
     await this.#ensureParent(e.path, abs)
@@ -1101,6 +1111,78 @@ class Receiver {
     }
     await this.#record(e.path, abs, digest, this.d.store.get(from))
     this.#event({ ...event, ...(conflictCopy !== undefined && { action: 'conflict', conflictCopy }) }, id)
+    return true
+  }
+
+  /**
+   * Whether the file at `from`, whose content a new path needs, may be renamed there instead of
+   * copied (PROTOCOL.md §4.14): only when --delete would remove it at the end anyway, so the
+   * tree ends as a copy and a deletion would leave it. The whole list must have come (a path
+   * not listed yet may be listed later), and the sender must take a `moved` result. A copy of
+   * a 64 KiB file here was a read, a write and an fsync; renamed, it is a read (the check) and
+   * a link and an unlink (bench/README.md).
+   */
+  async #movable(from: string): Promise<boolean> {
+    const o = this.d.options
+    if (!o.delete || o.dryRun || !senderTakesMoves(this.d) || !this.#listDone || this.#rulesChange) return false
+    if (this.#senderLists(from) || this.#unread.has(from) || isUnder(from, this.#unread) || this.#seedsInUse.has(from)) return false
+    const e = this.#files.get(from)
+    return e?.kind === 'file' && (await keepReason(e, this.#files, this.d.store, o.force)) === undefined
+  }
+
+  /**
+   * Renames `from` (#movable) to the new path `e`, after reading it to check that it holds
+   * `digest` and did not change meanwhile. A link and an unlink, as a two-way move: a file made
+   * at the new path meanwhile is never replaced. False when it cannot be done here (it changed,
+   * the new path is taken, the file system has no hard links): the caller copies instead.
+   */
+  async #moveLocal(e: FileEntry, digest: FileDigest, from: string, id: number): Promise<boolean> {
+    const abs = await this.#abs(e.path)
+    const src = await this.#abs(from)
+    await this.#ensureParent(e.path, abs)
+    const stamp = (): string => {
+      const st = lstatSync(src)
+      return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
+    }
+    const refused = (err: unknown): boolean => {
+      const code = (err as NodeJS.ErrnoException).code
+      return code === 'ENOENT' || code === 'EEXIST' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EMLINK'
+    }
+    let before: string
+    try {
+      before = stamp()
+      const d = new FileDigester()
+      for await (const buf of openFileSource(src, { signal: this.#signal, noFollow: true })) d.update(buf)
+      if (d.digest() !== digest) return false
+    } catch (err) {
+      if ((isDsyncError(err) && err.code !== 'ABORTED') || refused(err)) return false // gone, or not a regular file now
+      throw err
+    }
+    const content = this.d.store.get(from)
+    // From the last checks to the unlink, synchronous calls: no seed read of `from` starts in
+    // between (#fetch reads a renamed seed at its new path, and holds off a rename while it reads).
+    try {
+      if (this.#seedsInUse.has(from) || stamp() !== before) return false
+      linkSync(src, abs)
+    } catch (err) {
+      if (refused(err)) return false
+      throw err
+    }
+    try {
+      unlinkSync(src)
+    } catch (err) {
+      unlinkSync(abs) // two names for one file would tie their futures: back to one, then a copy
+      if (refused(err)) return false
+      throw err
+    }
+    this.#movedTo.set(from, e.path)
+    this.#files.delete(from)
+    this.#files.track(Promise.all([this.d.store.delete(from), this.d.store.deleteBase(from)]).then(() => undefined))
+    this.#dirty.add(dirname(src)).add(dirname(abs))
+    const st = lstatSync(abs)
+    if ((st.mode & 0o7777) !== e.mode || !sameMtime(st.mtimeMs, e.mtimeMs)) await setMetadata(abs, { mode: e.mode, mtimeMs: e.mtimeMs })
+    await this.#record(e.path, abs, digest, content)
+    this.#event({ path: e.path, action: 'moved', seed: from, size: e.size }, id)
     return true
   }
 
@@ -1373,8 +1455,26 @@ class Receiver {
   }
 
   /** Sends the plan for one file and rebuilds it from the data that comes back: whole, or a
-   *  delta from `seed` (and `also`, a second seed: the two files' bytes one after the other). */
+   *  delta from `seed` (and `also`, a second seed: the two files' bytes one after the other).
+   *  A seed this session renamed (#moveLocal) is read where it went; one being read is not
+   *  renamed until this file is done. */
   async #fetch(t: Transfer, seed: string | null, event: FileEvent, regions = 0, trial = false, also?: string): Promise<void> {
+    const where = (p: string): string => this.#movedTo.get(p) ?? p
+    const seeds = [seed, also].filter((p): p is string => p != null).map(where)
+    for (const p of seeds) this.#seedsInUse.set(p, (this.#seedsInUse.get(p) ?? 0) + 1)
+    try {
+      const moved = seed !== null && where(seed) !== seed && event.seed === seed
+      return await this.#fetchFrom(t, seed === null ? null : where(seed), moved ? { ...event, seed: where(seed!) } : event, regions, trial, also === undefined ? undefined : where(also))
+    } finally {
+      for (const p of seeds) {
+        const n = this.#seedsInUse.get(p)! - 1
+        if (n === 0) this.#seedsInUse.delete(p)
+        else this.#seedsInUse.set(p, n)
+      }
+    }
+  }
+
+  async #fetchFrom(t: Transfer, seed: string | null, event: FileEvent, regions: number, trial: boolean, also?: string): Promise<void> {
     const path = t.entry.path
     const signal = this.#signal
     let tee: ByteQueue | undefined
@@ -1758,8 +1858,13 @@ class Receiver {
           event: (e) => this.#event(e), fail: (path, err) => this.#fail(path, err),
         })
       }
-      // The renames become durable before the sender hears `done`.
-      for (const dir of this.#dirty) await syncDirectory(dir)
+      // The renames become durable before the sender hears `done`. A folder --delete removed
+      // since (a moved file's old one) has nothing left to sync.
+      for (const dir of this.#dirty) {
+        await syncDirectory(dir).catch((err: unknown) => {
+          if (!isDsyncError(err, 'NOT_FOUND')) throw err
+        })
+      }
       if (!this.d.options.dryRun) {
         // Deepest first: setting a parent's time must come after its children are written.
         for (const e of [...this.#dirs].reverse()) {

@@ -12,7 +12,7 @@ export type Action =
   | 'dir' // directory created
   | 'symlink' // symlink created or retargeted
   | 'deleted'
-  | 'moved' // (two-way sync) renamed from `seed`: a rename made on the other side, or a conflict copy
+  | 'moved' // renamed from `seed`: a file the sender moved (push or pull with --delete), a rename made on the other side (two-way sync), or a conflict copy
   | 'conflict' // both sides changed: the receiver's version kept as `conflictCopy`, sender's written
   | 'kept' // changed on the receiver only: not overwritten (pull to get it)
   | 'error'
@@ -41,6 +41,8 @@ export interface SyncSummary {
   readonly files: number
   readonly transferred: number
   readonly copied: number
+  /** files renamed on the receiver from a path the sender no longer has (--delete: PROTOCOL.md §4.14) */
+  readonly moved: number
   readonly unchanged: number
   readonly deleted: number
   readonly conflicts: number
@@ -149,6 +151,7 @@ export class SyncReport {
       files: this.#files,
       transferred: count(...TRANSFER),
       copied: count('copy'),
+      moved: count('moved'),
       unchanged: this.#unchanged + count('unchanged', 'meta'),
       deleted: count('deleted'),
       conflicts: count('conflict', 'kept'),

@@ -67,7 +67,7 @@ export async function runServedSession(peerChannel: Channel, s: Session, o: Serv
       }
       const sum = report.summary(channel.stats, Date.now() - started)
       o.log(
-        `${s.peer} ${s.role} /${s.subdir}: ${sum.files} files, ${sum.transferred} transferred, ${sum.copied} copied, ` +
+        `${s.peer} ${s.role} /${s.subdir}: ${sum.files} files, ${sum.transferred} transferred, ${sum.copied} copied, ${sum.moved} moved, ` +
           `${sum.deleted} deleted, ${sum.conflicts} conflicts, ${sum.errors} errors; ` +
           `${channel.stats.bytesReceived} B in, ${channel.stats.bytesSent} B out, ${sum.durationMs} ms`,
       )

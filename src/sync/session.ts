@@ -3,7 +3,7 @@ import { chunkParams, type ChunkParams } from '../chunk/index.js'
 import { DsyncError } from '../errors.js'
 import { fsError } from '../fs/index.js'
 import {
-  DIRECT_CHECK_PROTOCOL_VERSION, DIRECT_PROTOCOL_VERSION, ENDS_PROTOCOL_VERSION, FAST_CHECK_PROTOCOL_VERSION, LIMITS, LIST_ROOM_PROTOCOL_VERSION, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION,
+  DIRECT_CHECK_PROTOCOL_VERSION, DIRECT_PROTOCOL_VERSION, ENDS_PROTOCOL_VERSION, FAST_CHECK_PROTOCOL_VERSION, LIMITS, LIST_ROOM_PROTOCOL_VERSION, MOVE_PROTOCOL_VERSION, PROTOCOL_VERSION, QUERY_PROTOCOL_VERSION,
   type FileEntry, type SessionOptions,
 } from '../net/index.js'
 import { Store } from '../store/index.js'
@@ -69,6 +69,12 @@ export function peerChecksDirectFast(d: Pick<RoleDeps, 'version'>): boolean {
  *  version 9 on). */
 export function senderEndsRounds(d: Pick<RoleDeps, 'version'>): boolean {
   return (d.version ?? PROTOCOL_VERSION) >= ENDS_PROTOCOL_VERSION
+}
+
+/** Whether the peer of a session, as sender, takes a `result` of action `moved` (§4.14,
+ *  version 11 on): a moved file may then be renamed here rather than copied. */
+export function senderTakesMoves(d: Pick<RoleDeps, 'version'>): boolean {
+  return (d.version ?? PROTOCOL_VERSION) >= MOVE_PROTOCOL_VERSION
 }
 
 /** The list window of a session (§4.13): entries a sender may list ahead of the receiver's

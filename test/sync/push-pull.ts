@@ -60,7 +60,7 @@ for (const kind of TRANSPORTS) {
     t.same(await describeTree(work), await describeTree(home), '--force deletes it')
   })
 
-  t.test(`${kind}: renamed, moved and copied files are local copies; an edited rename is a delta from the old path`, async (t) => {
+  t.test(`${kind}: with --delete a moved file is renamed here, a copied one copied; an edited rename is a delta from the old path`, async (t) => {
     const text = randomBytes(5, 200_000)
     const home = await tempTree(t, { 'notes/report.bin': text, 'photo.raw': randomBytes(6, 400_000), 'draft.bin': randomBytes(7, 100_000) })
     const work = await tempTree(t)
@@ -74,7 +74,8 @@ for (const kind of TRANSPORTS) {
     await writeFile(join(home, 'draft-v2.bin'), Buffer.concat([draft.subarray(0, 50_000), Buffer.from('new words'), draft.subarray(50_000)])) // renamed + edited
     const r = await push(home, server.url, server.opts({ delete: true }))
     const ev = (p: string) => r.events.find((e) => e.path === p)
-    t.match(ev('archive/report-2026.bin'), { action: 'copy', seed: 'notes/report.bin' })
+    t.match(ev('archive/report-2026.bin'), { action: 'moved', seed: 'notes/report.bin' })
+    t.notOk(ev('notes/report.bin'), 'its old path is not reported deleted: it was moved')
     t.match(ev('photo-copy.raw'), { action: 'copy', seed: 'photo.raw' })
     t.match(ev('draft-v2.bin'), { action: 'delta', seed: 'draft.bin' })
     t.ok(r.summary.wireBytesSent < 40_000, `only ${r.summary.wireBytesSent} bytes sent for 700 KB of renamed data`)

@@ -119,7 +119,7 @@ export async function runDemo(ctx: CliContext, o: DemoCliOptions): Promise<void>
     say(`  home and work trees identical (content, modes, links): ${equal ? 'yes' : 'NO'}`)
     const sizeOf = (r: SyncResult) => r.summary.wireBytesSent + r.summary.wireBytesReceived
     say(`  the tree holds ${formatBytes(second.summary.totalBytes)}; push 3 put ${formatBytes(sizeOf(second))} on the wire (push 1: ${formatBytes(sizeOf(first))}; push 4, the no-op: ${formatBytes(sizeOf(third))})`)
-    say(`  moved and copied files went as local copies, the renamed and edited one as a delta from its old path:`)
+    say(`  the moved file was renamed on the server and the copied one copied there, the renamed and edited one went as a delta from its old path:`)
     say(`  rsync would send those whole (its --fuzzy looks only for similar names in the same folder).`)
     say(mergeStory(second.events.find((e) => e.path === MERGED_FILE)))
     say(`  two-way: ${twoWay}`)

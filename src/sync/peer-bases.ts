@@ -178,7 +178,11 @@ export class PeerBases {
       covers.push([dir, hash])
     }
     for (const { dir, summary } of this.#stoodFor) await walk(dir, summary)
-    for (const e of events) if (e.action === 'deleted' && this.#old(e.path) !== undefined) changes.set(e.path, null)
+    for (const e of events) {
+      // A moved file's old path (PROTOCOL.md §4.14) is gone as a deleted one is.
+      const gone = e.action === 'deleted' ? e.path : e.action === 'moved' ? e.seed : undefined
+      if (gone !== undefined && this.#old(gone) !== undefined) changes.set(gone, null)
+    }
     await write()
   }
 }

@@ -1080,7 +1080,8 @@ class Receiver {
 
   /** Identical content exists at `from` on this side: copy it, verified, no data on the wire.
    *  False when the source turned out not to match (changed since the scan): fetch instead. */
-  async #copyLocal(e: FileEntry, digest: FileDigest, from: string, cur: TreeEntry | undefined, conflict: boolean, id: number): Promise<boolean> {
+  async #copyLocal(e: FileEntry, digest: FileDigest, found: string, cur: TreeEntry | undefined, conflict: boolean, id: number): Promise<boolean> {
+    const from = this.#movedTo.get(found) ?? found // renamed by this session meanwhile
     const event: FileEvent = { path: e.path, action: 'copy', seed: from, size: e.size, similarity: 1 }
     if (this.d.options.dryRun) {
       this.#event(event, id)
@@ -1140,17 +1141,22 @@ class Receiver {
     const abs = await this.#abs(e.path)
     const src = await this.#abs(from)
     await this.#ensureParent(e.path, abs)
-    const stamp = (): string => {
+    // One name (a hard link elsewhere would tie that file's future to this one's), owned by
+    // this user (its mode and mtime are set as a copy's would be): else a copy.
+    const uid = process.geteuid?.()
+    const stamp = (): string | undefined => {
       const st = lstatSync(src)
+      if (st.nlink !== 1 || (uid !== undefined && uid !== 0 && st.uid !== uid)) return undefined
       return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
     }
     const refused = (err: unknown): boolean => {
       const code = (err as NodeJS.ErrnoException).code
       return code === 'ENOENT' || code === 'EEXIST' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EMLINK'
     }
-    let before: string
+    let before: string | undefined
     try {
       before = stamp()
+      if (before === undefined) return false
       const d = new FileDigester()
       for await (const buf of openFileSource(src, { signal: this.#signal, noFollow: true })) d.update(buf)
       if (d.digest() !== digest) return false
@@ -1170,17 +1176,17 @@ class Receiver {
     }
     try {
       unlinkSync(src)
-    } catch (err) {
+    } catch {
       unlinkSync(abs) // two names for one file would tie their futures: back to one, then a copy
-      if (refused(err)) return false
-      throw err
+      return false
     }
     this.#movedTo.set(from, e.path)
     this.#files.delete(from)
+    const was = lstatSync(abs)
+    this.#files.set({ path: e.path, kind: 'file', size: was.size, mtimeMs: was.mtimeMs, mode: was.mode & 0o7777 })
     this.#files.track(Promise.all([this.d.store.delete(from), this.d.store.deleteBase(from)]).then(() => undefined))
     this.#dirty.add(dirname(src)).add(dirname(abs))
-    const st = lstatSync(abs)
-    if ((st.mode & 0o7777) !== e.mode || !sameMtime(st.mtimeMs, e.mtimeMs)) await setMetadata(abs, { mode: e.mode, mtimeMs: e.mtimeMs })
+    if ((was.mode & 0o7777) !== e.mode || !sameMtime(was.mtimeMs, e.mtimeMs)) await setMetadata(abs, { mode: e.mode, mtimeMs: e.mtimeMs })
     await this.#record(e.path, abs, digest, content)
     this.#event({ path: e.path, action: 'moved', seed: from, size: e.size }, id)
     return true
@@ -1330,7 +1336,7 @@ class Receiver {
     const seed = decision.seed ?? samePath ?? t.sketchSeed
     let trial = false
     const borderline = decision.method !== 'delta' && seed !== undefined && seed !== null && !t.partialList && (t.size ?? 0) >= SKETCH_MIN_FILE_BYTES
-    if (borderline && this.#refines(t, seed, this.#files.get(seed)?.size ?? 0) && !this.d.options.dryRun) {
+    if (borderline && this.#refines(t, seed, this.#files.get(this.#movedTo.get(seed) ?? seed)?.size ?? 0) && !this.d.options.dryRun) {
       trial = true
       decision = { method: 'delta', seed, similarity: decision.similarity }
     } else if (borderline && t.sketchable === true) {
@@ -1390,7 +1396,11 @@ class Receiver {
     // The seed's sketch while the sender makes its own.
     // With its exact windows when the sender's sketch has them (format 2); an older sender's
     // format 1 is compared by Gear's identities, which any sketch has.
-    const own = await sketchStream(openFileSource(await this.#abs(seed), { signal, noFollow: true }), { windows: peerReadsWindows(this.d) })
+    // A seed this session renamed is read where it went, and not renamed while it is read.
+    const at = this.#movedTo.get(seed) ?? seed
+    const own = await this.#readingSeeds([at], async () =>
+      sketchStream(openFileSource(await this.#abs(at), { signal, noFollow: true }), { windows: peerReadsWindows(this.d) }),
+    )
     const raw = await t.sketch.next()
     if (raw === null) return undefined
     let target
@@ -1461,12 +1471,19 @@ class Receiver {
   async #fetch(t: Transfer, seed: string | null, event: FileEvent, regions = 0, trial = false, also?: string): Promise<void> {
     const where = (p: string): string => this.#movedTo.get(p) ?? p
     const seeds = [seed, also].filter((p): p is string => p != null).map(where)
-    for (const p of seeds) this.#seedsInUse.set(p, (this.#seedsInUse.get(p) ?? 0) + 1)
-    try {
+    return this.#readingSeeds(seeds, () => {
       const moved = seed !== null && where(seed) !== seed && event.seed === seed
-      return await this.#fetchFrom(t, seed === null ? null : where(seed), moved ? { ...event, seed: where(seed!) } : event, regions, trial, also === undefined ? undefined : where(also))
+      return this.#fetchFrom(t, seed === null ? null : where(seed), moved ? { ...event, seed: where(seed!) } : event, regions, trial, also === undefined ? undefined : where(also))
+    })
+  }
+
+  /** Runs `fn`, which reads `paths` as seeds: none of them is renamed away meanwhile (#movable). */
+  async #readingSeeds<T>(paths: readonly string[], fn: () => Promise<T>): Promise<T> {
+    for (const p of paths) this.#seedsInUse.set(p, (this.#seedsInUse.get(p) ?? 0) + 1)
+    try {
+      return await fn()
     } finally {
-      for (const p of seeds) {
+      for (const p of paths) {
         const n = this.#seedsInUse.get(p)! - 1
         if (n === 0) this.#seedsInUse.delete(p)
         else this.#seedsInUse.set(p, n)

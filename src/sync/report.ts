@@ -70,11 +70,11 @@ const TRANSFER: ReadonlySet<Action> = new Set(['new', 'delta', 'whole'])
  * kept a million); `exceptions`: only those a run must answer for by name (`error`, `kept`,
  * `conflict`, `deleted`): a server needs no more of them (PeerBases.record), nor a command
  * line that printed each as it came, and a first push of 200,000 files kept an event a file on
- * both sides to the end.
+ * both sides to the end. `moved` too: its old path is gone as a deleted one is.
  */
 export type KeptEvents = 'all' | 'changed' | 'exceptions'
 
-const EXCEPTIONS: ReadonlySet<Action> = new Set(['error', 'kept', 'conflict', 'deleted'])
+const EXCEPTIONS: ReadonlySet<Action> = new Set(['error', 'kept', 'conflict', 'deleted', 'moved'])
 
 /** Collects file events during a run and sums them up at the end. */
 export class SyncReport {

@@ -4,7 +4,7 @@
  * file renamed, not a copy of it; otherwise, or when the old file may not go, a copy as before.
  */
 import t from 'tap'
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
+import { link, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pull, push } from '../../src/sync/index.js'
 import { randomBytes } from '../support/random.js'
@@ -80,6 +80,18 @@ t.test('a file here that --delete would keep is not renamed away: created on thi
   t.ok((await readFile(join(work, 'b.bin'))).equals(content), 'the new path has the content')
   t.ok((await readFile(join(work, 'local.bin'))).equals(content), 'the file made here is still there')
   t.match(r.events.find((e) => e.path === 'local.bin'), { action: 'kept', code: 'CHANGED_ON_RECEIVER' })
+})
+
+t.test('an old file with a second name is copied, not renamed: the other name keeps its own future', async (t) => {
+  const { home, work, server } = await synced(t, { 'a.bin': randomBytes(12, 100_000) })
+  const elsewhere = join(await tempTree(t), 'other-name.bin')
+  await link(join(work, 'a.bin'), elsewhere) // outside the tree: dsync never sees it
+  await rename(join(home, 'a.bin'), join(home, 'b.bin'))
+  const r = await push(home, server.url, clientOpts({ delete: true }))
+  t.match(r.events.find((e) => e.path === 'b.bin'), { action: 'copy', seed: 'a.bin' })
+  t.match(r.events.find((e) => e.path === 'a.bin'), { action: 'deleted' })
+  t.not(await inode(join(work, 'b.bin')), await inode(elsewhere), 'the new path is a file of its own')
+  t.same(await describeTree(work), await describeTree(home))
 })
 
 t.test('a file renamed while another new file is planned against it as a seed: both come out right', async (t) => {

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { STATE_DIR_NAME } from '../fs/index.js'
-import { newReplicaId, STORE_FILE_NAME } from '../store/index.js'
+import { newReplicaId, Store, STORE_FILE_NAME } from '../store/index.js'
 import { machineName } from './conflict.js'
 import { runSyncClient } from './two-way/sync-client.js'
 import type { Prefer, SyncPlan } from './two-way/reconcile.js'
@@ -13,7 +13,7 @@ import { SyncReport, type FileEvent, type KeptEvents } from './report.js'
 import { runSender } from './sender.js'
 import { withLocalTree } from './local-tree.js'
 import { TreeLock } from './tree-lock.js'
-import { ensureDirectory, sessionOptions, SYNC_CHUNK_PARAMS, withStore, type SyncResult } from './session.js'
+import { ensureDirectory, sessionOptions, SYNC_CHUNK_PARAMS, type SyncResult } from './session.js'
 
 /** How to reach the server and what to ask of the session. */
 export interface ClientOptions extends Partial<SessionOptions> {
@@ -47,15 +47,16 @@ export interface ClientOptions extends Partial<SessionOptions> {
   readonly machine?: string
 }
 
-/** A tree's replica id, read without creating anything; a new one for a tree with no state yet
- *  (stored when the session opens the store). */
-async function localReplicaId(root: string): Promise<string> {
+/** The tree's store when it has state, else undefined: nothing is created. The session uses
+ *  it, after its replica id named the tree in the handshake (opened once: a second open of the
+ *  store cost 3–11 ms here). */
+async function existingStore(root: string): Promise<Store | undefined> {
   try {
     await stat(join(root, STATE_DIR_NAME, STORE_FILE_NAME))
   } catch {
-    return newReplicaId()
+    return undefined
   }
-  return withStore(root, async (store) => store.pairBases().peekReplicaId() ?? newReplicaId())
+  return Store.open(root, { params: SYNC_CHUNK_PARAMS })
 }
 
 /**
@@ -69,10 +70,20 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
   // has let it in: a wrong token or a wrong URL leaves nothing behind.
   if (role === 'push') await ensureDirectory(root, false)
   // Every role names this tree's replica: the server keeps what it last synced with it (push and
-  // pull too: several machines pushing to one server). A pull into a missing directory has none yet.
-  const replica = await localReplicaId(root)
+  // pull too: several machines pushing to one server). A tree with no state yet gets a new one.
+  const opened = await existingStore(root)
+  try {
+    return await runSession(role, root, url, o, opened, opened?.pairBases().peekReplicaId() ?? newReplicaId())
+  } finally {
+    await opened?.close()
+  }
+}
+
+/** The session of runClient: connects, and runs the local role on the tree at `root` (with
+ *  its store, when `opened`). */
+async function runSession(role: Role, root: string, url: string, o: ClientOptions, opened: Store | undefined, replica: string): Promise<SyncResult> {
   const machine = machineName(o.machine ?? hostname())
-  const options = { ...sessionOptions(o), ...(replica !== undefined && { replica, machine }) }
+  const options = { ...sessionOptions(o), replica, machine }
   const transport = await connectTransport(url, {
     token: o.token, role, options, signal: o.signal,
     ...(o.ca && { ca: o.ca }), ...(o.rsh !== undefined && { rsh: o.rsh }), ...(o.remoteDsync !== undefined && { remoteDsync: o.remoteDsync }),
@@ -86,7 +97,7 @@ async function runClient(role: Role, localDir: string, url: string, o: ClientOpt
   o.signal.addEventListener('abort', stop, { once: true })
   try {
     const run = (): Promise<SyncResult> =>
-      withLocalTree(root, { create: role !== 'push', dryRun: options.dryRun }, async (tree, store) => {
+      withLocalTree(root, { create: role !== 'push', dryRun: options.dryRun, opened }, async (tree, store) => {
         const report = new SyncReport(o.onEvent, o.onProgress, o.keepEvents ?? 'all')
         const deps = { root: tree, store, params: SYNC_CHUNK_PARAMS, options, report, signal: o.signal, version: transport.version, ...(o.onNotice && { onNotice: o.onNotice }) }
         const started = Date.now()

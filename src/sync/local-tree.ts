@@ -23,20 +23,22 @@ async function exists(path: string): Promise<boolean> {
  * temp directory (the plan is then "everything is new", which is what a real run would do), and
  * a tree without a state folder gets a throwaway store in a temp directory (the scan then reads
  * every file, as a first sync does). A tree that has a state folder uses it: the scan refreshes
- * its cache of file records, which changes no file and no sync base.
+ * its cache of file records, which changes no file and no sync base. `opened`: that store,
+ * opened already by the caller (who closes it).
  */
 export async function withLocalTree<T>(
   dir: string,
-  o: { create: boolean; dryRun: boolean },
+  o: { create: boolean; dryRun: boolean; opened?: Store | undefined },
   fn: (root: string, store: Store) => Promise<T>,
 ): Promise<T> {
+  const own = (): Promise<T> => (o.opened !== undefined ? fn(dir, o.opened) : withStore(dir, (store) => fn(dir, store)))
   if (!o.dryRun) {
     await ensureDirectory(dir, o.create)
-    return withStore(dir, (store) => fn(dir, store))
+    return own()
   }
   const missing = o.create && !(await exists(dir))
   if (!missing) await ensureDirectory(dir, false)
-  if (!missing && (await exists(join(dir, STATE_DIR_NAME)))) return withStore(dir, (store) => fn(dir, store))
+  if (!missing && (o.opened !== undefined || (await exists(join(dir, STATE_DIR_NAME))))) return own()
   const scratch = await mkdtemp(join(tmpdir(), 'dsync-dry-run-'))
   try {
     const root = missing ? join(scratch, 'empty') : dir

@@ -194,9 +194,12 @@ export function storedDelta(content: Uint8Array, digest: TargetCheck): Uint8Arra
   const check = checkBytes(digest, fast)
   const n = content.length
   const v = varintLength(n)
-  // header (seed size 0) · FRAME stored n n · the bytes · LIT n · END n check; no frame for none
-  const frame = n === 0 ? 0 : 3 + 2 * v + n + 1 + v
-  const out = new ByteWriter(DELTA_MAGIC.length + 2 + frame + 1 + v + check.length)
+  // header (seed size 0) · FRAME stored n n · the bytes · LIT n · END n check; no frame for none.
+  // Exactly its size, so that filled() hands the buffer over uncopied (one byte over, every file
+  // sent in a bundle was copied out of it: a test checks the size for every varint length).
+  const frame = n === 0 ? 0 : 2 + 2 * v + n + 1 + v
+  const size = DELTA_MAGIC.length + 2 + frame + 1 + v + check.length
+  const out = new ByteWriter(size)
   writeHeader(out, 0, fast)
   if (n > 0) {
     writeFrameHeader(out, CODEC.STORED, n, n)
@@ -205,6 +208,7 @@ export function storedDelta(content: Uint8Array, digest: TargetCheck): Uint8Arra
     out.varint(n)
   }
   writeTrailer(out, n, check)
+  if (out.length !== size) throw new DsyncError('INTERNAL', `a stored delta of ${n} bytes took ${out.length} bytes, ${size} expected`)
   return [out.filled()]
 }
 

@@ -431,6 +431,10 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       // Sent whole, a file is read into a new buffer each time, which its literal frames keep
       // instead of copying (DeltaWriter.literal).
       const fresh = plan.method === 'whole' && kept === undefined
+      // So are the bytes kept from its read: this side's alone, never written again. Copied into
+      // the writer's frame and out of it again, 10 new files of 1 MiB cost the sender ~60 ms of
+      // copies into new memory, whose first touch is what costs here (bench/README.md).
+      const owned = fresh || kept !== undefined
       // A file whose list went out is not hashed again: the digest the list carried ends the
       // delta, and the receiver, which checks the bytes against it, asks again if the file
       // changed in between (sent whole: a mismatch is a changed source; as a delta: it is sent
@@ -460,7 +464,7 @@ export async function runSender(channel: Channel, d: SenderDeps): Promise<void> 
       const fastCheck = fresh && digest === undefined && unhashed.has(plan.id) && peerTakesFastCheck(d)
       const delta = plan.refine === true
         ? await refinedDelta(plan, path, sig, source, kept, known, direct)
-        : encodeDelta(sig, source, { signal, level, ownedInput: fresh, fastCheck, ...known })
+        : encodeDelta(sig, source, { signal, level, ownedInput: owned, fastCheck, ...known })
       for await (const bytes of dataFrames(delta.bytes)) {
         await channel.send({ t: 'data', id: plan.id, bytes })
         sentAny = true

@@ -7,6 +7,7 @@ import { decode, encode, LIMITS, type FileEntry, type Message } from '../../src/
 import type { Chunk } from '../../src/types.js'
 import { MAX_QUERY_TOP, METRIC_NAMES } from '../../src/choices.js'
 import { allocWithHeadroom } from '../../src/headroom.js'
+import { randomBytes } from '../support/random.js'
 
 const segment = fc.stringMatching(/^[a-zA-Z0-9_é -][a-zA-Z0-9._é -]{0,15}$/)
 const relPath = fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join('/'))
@@ -329,6 +330,24 @@ t.test('data frames, written by hand for speed, read as msgpack the way packr wr
       t.same(decode(plain.pack({ t: 'data', id, bytes })), decode(frame))
     }),
     { numRuns: 60 },
+  )
+})
+
+t.test('bundle frames, written by hand as data frames are, read as msgpack the way packr writes them', async (t) => {
+  const plain = new Packr({ useRecords: false, mapsAsObjects: true })
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 1, max: 5000 }), { minLength: 1, maxLength: 20 }), fc.integer({ min: 0, max: 65536 }), fc.integer({ min: 0, max: 2 }), (sizes, dict, codec) => {
+      const raw = sizes.reduce((a, b) => a + b, 0)
+      const streams = sizes.map((size, i) => ({ id: i + 1, size }))
+      const z = randomBytes(raw, Math.max(0, raw - 7))
+      const frame = encode({ t: 'bundle', streams, codec, raw, z, dict })
+      const viaMsgpack = plain.unpack(frame) as Record<string, unknown>
+      t.same(viaMsgpack, { t: 'bundle', ids: streams.map((b) => b.id), sizes, codec, raw, z: Buffer.from(z), ...(dict > 0 && { dict }) })
+      t.same(decode(frame), { t: 'bundle', streams, codec, raw, z: Buffer.from(z), dict })
+      // and what packr itself writes still decodes the same
+      t.same(decode(plain.pack(viaMsgpack)), decode(frame))
+    }),
+    { numRuns: 40 },
   )
 })
 

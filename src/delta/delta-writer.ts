@@ -1,7 +1,7 @@
 import { CODEC, compressFrame, type CodecId } from '../compress/index.js'
 import { DsyncError } from '../errors.js'
 import { STREAM_CHECK_BYTES } from '../hash/index.js'
-import { ByteWriter, varintLength } from './bytes.js'
+import { ByteWriter } from './bytes.js'
 import { isFastCheck, type TargetCheck } from './target-check.js'
 import { DELTA_MAGIC, DELTA_VERSION, DELTA_VERSION_FAST_CHECK, DIGEST_BYTES, LITERAL_FRAME_BYTES, OP } from './delta-format.js'
 
@@ -173,43 +173,40 @@ export class DeltaWriter {
 }
 
 /**
- * A file with no seed, as a delta whose literals are stored as they are: how a receiver hands a
- * file of a `bundle` (whose bytes came compressed together with the others') to the writer and
- * checks every delta goes through (PROTOCOL.md §4.7).
+ * A file with no seed, as a delta whose literals are stored as they are: how a sender puts a
+ * file in a `bundle` (whose bytes are then compressed together with the others': PROTOCOL.md
+ * §4.7). `content` is not copied: the pieces view it, so the caller must not write it again.
  *
- * A file of one frame at most (every file a bundle takes: BUNDLE_FILE_BYTES) is written here in
- * one buffer, byte for byte what a DeltaWriter writes (test/delta/stored-delta.ts): the writer
- * took a 16 KiB frame buffer and 4 KiB of op records per file and copied the bytes twice. On a
- * first push of 20,000 files of ~1.8 KiB the sender's CPU fell by a fifth, its garbage
- * collection 558 → 311 ms (bench/README.md).
+ * A file of one frame at most (every file a bundle takes: BUNDLE_FILE_BYTES) is written here
+ * as three pieces, byte for byte what a DeltaWriter writes (test/delta/stored-delta.ts): the
+ * writer took a 16 KiB frame buffer and 4 KiB of op records per file and copied the bytes
+ * twice. On a first push of 20,000 files of ~1.8 KiB the sender's CPU fell by a fifth, its
+ * garbage collection 558 → 311 ms (bench/README.md). Written into one buffer, each file was
+ * still copied once more than the bundle, which joins its streams, needs.
  */
 export function storedDelta(content: Uint8Array, digest: TargetCheck): Uint8Array[] {
   const fast = isFastCheck(digest)
   if (content.length > LITERAL_FRAME_BYTES) {
     const w = new DeltaWriter(0, { codec: CODEC.STORED, fastCheck: fast })
-    w.literal(content)
+    w.literal(content, true)
     w.finish(content.length, digest)
     return w.take()
   }
   const check = checkBytes(digest, fast)
   const n = content.length
-  const v = varintLength(n)
-  // header (seed size 0) · FRAME stored n n · the bytes · LIT n · END n check; no frame for none.
-  // Exactly its size, so that filled() hands the buffer over uncopied (one byte over, every file
-  // sent in a bundle was copied out of it: a test checks the size for every varint length).
-  const frame = n === 0 ? 0 : 2 + 2 * v + n + 1 + v
-  const size = DELTA_MAGIC.length + 2 + frame + 1 + v + check.length
-  const out = new ByteWriter(size)
-  writeHeader(out, 0, fast)
-  if (n > 0) {
-    writeFrameHeader(out, CODEC.STORED, n, n)
-    out.bytes(content)
-    out.u8(OP.LIT)
-    out.varint(n)
+  // header (seed size 0) · FRAME stored n n · the bytes · LIT n · END n check; no frame for none
+  const head = new ByteWriter(16)
+  writeHeader(head, 0, fast)
+  if (n === 0) {
+    writeTrailer(head, n, check)
+    return [head.take()]
   }
-  writeTrailer(out, n, check)
-  if (out.length !== size) throw new DsyncError('INTERNAL', `a stored delta of ${n} bytes took ${out.length} bytes, ${size} expected`)
-  return [out.filled()]
+  writeFrameHeader(head, CODEC.STORED, n, n)
+  const tail = new ByteWriter(16 + check.length)
+  tail.u8(OP.LIT)
+  tail.varint(n)
+  writeTrailer(tail, n, check)
+  return [head.take(), content, tail.take()]
 }
 
 // The format's fixed parts (delta-format.ts), written by DeltaWriter and storedDelta alike.

@@ -56,6 +56,10 @@ const MAX_CANDIDATES = 4
  */
 const MAX_FETCHES = 16
 
+/** Moved files' old paths forgotten by the store at once, at the end (#maybeFinish): a commit
+ *  for them all, in pieces of a bounded size. */
+const FORGET_AT_ONCE = 1024
+
 /**
  * Files asked for (`want`) and not yet settled. Each holds its chunk list here until it is
  * decided, so this bounds that memory whatever the size of the file list; 64 keeps the sender's
@@ -1184,7 +1188,6 @@ class Receiver {
     this.#files.delete(from)
     const was = lstatSync(abs)
     this.#files.set({ path: e.path, kind: 'file', size: was.size, mtimeMs: was.mtimeMs, mode: was.mode & 0o7777 })
-    this.#files.track(Promise.all([this.d.store.delete(from), this.d.store.deleteBase(from)]).then(() => undefined))
     this.#dirty.add(dirname(src)).add(dirname(abs))
     if ((was.mode & 0o7777) !== e.mode || !sameMtime(was.mtimeMs, e.mtimeMs)) await setMetadata(abs, { mode: e.mode, mtimeMs: e.mtimeMs })
     await this.#record(e.path, abs, digest, content)
@@ -1881,6 +1884,13 @@ class Receiver {
         await syncDirectory(dir).catch((err: unknown) => {
           if (!isDsyncError(err, 'NOT_FOUND')) throw err
         })
+      }
+      // A moved file's old path is forgotten only now that its unlink is on disk: after a crash
+      // in between, its base is still there, so the next --delete removes the name left behind
+      // (a second name of the moved file) instead of keeping it as never synced.
+      const moved = [...this.#movedTo.keys()]
+      for (let i = 0; i < moved.length; i += FORGET_AT_ONCE) {
+        await Promise.all(moved.slice(i, i + FORGET_AT_ONCE).flatMap((p) => [this.d.store.delete(p), this.d.store.deleteBase(p)]))
       }
       if (!this.d.options.dryRun) {
         // Deepest first: setting a parent's time must come after its children are written.

@@ -6,7 +6,8 @@
 import t from 'tap'
 import { link, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { pull, push } from '../../src/sync/index.js'
+import { Store } from '../../src/store/index.js'
+import { pull, push, SYNC_CHUNK_PARAMS } from '../../src/sync/index.js'
 import { randomBytes } from '../support/random.js'
 import { clientOpts, describeTree, startServer } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
@@ -38,6 +39,11 @@ t.test('with --delete, moved and renamed files are renamed here: the same inode,
   t.equal(await inode(join(work, 'docs/b-renamed.txt')), before.b)
   t.match(r.summary, { moved: 2, copied: 0, transferred: 0, deleted: 0, errors: 0, literalBytes: 0 })
   t.same(await describeTree(work), await describeTree(home), 'the trees are the same')
+  const store = await Store.open(work, { params: SYNC_CHUNK_PARAMS })
+  t.equal(store.getBase('a.bin'), undefined, 'the old path is forgotten')
+  t.equal(store.get('a.bin'), undefined)
+  t.match(store.getBase('archive/a-2026.bin'), { size: 300_000 }, 'the new path has its base')
+  await store.close()
   // The store followed: a push with nothing changed finds it all unchanged, nothing to delete.
   const again = await push(home, server.url, clientOpts({ delete: true }))
   t.match(again.summary, { transferred: 0, copied: 0, moved: 0, deleted: 0, unchanged: 3 })

@@ -291,7 +291,7 @@ class Receiver {
   /** directories with renamed-in files whose fsync is still due (done once, at the end) */
   readonly #dirty = new Set<string>()
   /** old path → new path of the files this session renamed (#moveLocal): a seed chosen by
-   *  its old path is read at its new one */
+   *  its old path is read at its new one; the store forgets the old paths at the end */
   readonly #movedTo = new Map<string, string>()
   /** path → transfers reading it as their seed now (#fetch): none of them is renamed away */
   readonly #seedsInUse = new Map<string, number>()

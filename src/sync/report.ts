@@ -41,7 +41,8 @@ export interface SyncSummary {
   readonly files: number
   readonly transferred: number
   readonly copied: number
-  /** files renamed on the receiver from a path the sender no longer has (--delete: PROTOCOL.md §4.14) */
+  /** files of the list renamed on the receiver from a path the sender no longer has (--delete:
+   *  PROTOCOL.md §4.14); a two-way sync's renames are in its plan, not among its files */
   readonly moved: number
   readonly unchanged: number
   readonly deleted: number
@@ -90,6 +91,8 @@ export class SyncReport {
   #settledBytes = 0
   #files = 0
   #filesRead = 0
+  /** 'moved' events of listed files (with no side: a two-way sync's renames have one) */
+  #moved = 0
 
   /**
    * @param onEvent called with each file event as it happens (itemized output)
@@ -132,6 +135,7 @@ export class SyncReport {
 
   add(e: FileEvent): void {
     this.#counts.set(e.action, (this.#counts.get(e.action) ?? 0) + 1)
+    if (e.action === 'moved' && e.side === undefined) this.#moved++
     if (TRANSFER.has(e.action)) {
       this.#matchedBytes += e.copiedBytes ?? 0
       this.#literalBytes += e.literalBytes ?? 0
@@ -151,7 +155,7 @@ export class SyncReport {
       files: this.#files,
       transferred: count(...TRANSFER),
       copied: count('copy'),
-      moved: count('moved'),
+      moved: this.#moved,
       unchanged: this.#unchanged + count('unchanged', 'meta'),
       deleted: count('deleted'),
       conflicts: count('conflict', 'kept'),

@@ -52,3 +52,14 @@ t.test('kept events: all, all but unchanged, or the exceptions alone; every one 
   t.equal(new SyncReport(undefined, undefined, 'changed').wantsEachUnchanged, false, 'unchanged files may be counted in bulk when not kept nor seen')
   t.equal(new SyncReport(() => undefined, undefined, 'exceptions').wantsEachUnchanged, true, 'but not when each is seen')
 })
+
+t.test("moved files: a listed file renamed here counts; a two-way sync's rename (it has a side) is in its plan, not its files", async (t) => {
+  const r = new SyncReport()
+  r.countFiles(1, 10)
+  r.add({ path: 'new/a', action: 'moved', seed: 'old/a', size: 10 })
+  r.add({ path: 'b', action: 'moved', seed: 'c', side: 'local' })
+  const s = r.summary({ bytesSent: 0, bytesReceived: 0 }, 1)
+  t.equal(s.moved, 1)
+  t.equal(s.files, 1)
+  t.equal(r.events.length, 2, 'both kept as events')
+})

@@ -1,18 +1,12 @@
 import { DsyncError, ensureData } from '../errors.js'
 
-/** ByteWriter buffers from this size on are left unzeroed (below it, zeroing costs nothing). */
-const UNZEROED_BYTES = 4096
-
 /** A growable byte buffer for building encoded records (signature, delta pieces). */
 export class ByteWriter {
   #buf: Uint8Array
   #len = 0
 
   constructor(initial = 256) {
-    // A large buffer is not zeroed: only what was written ever leaves the writer (take, filled).
-    // A new 1 MiB file sent in a bundle was zeroed, written and copied out: each a first touch
-    // of new memory, ~12.7 µs a page here (bench/README.md).
-    this.#buf = initial >= UNZEROED_BYTES ? new Uint8Array(Buffer.allocUnsafeSlow(initial).buffer, 0, initial) : new Uint8Array(initial)
+    this.#buf = new Uint8Array(initial)
   }
 
   get length(): number {
@@ -52,32 +46,12 @@ export class ByteWriter {
     this.varint(v < 0 ? -2 * v - 1 : 2 * v)
   }
 
-  /** The bytes written so far, as a view of the buffer when it is exactly full (no copy), else
-   *  as take(); either way the writer starts empty again, on a new buffer. */
-  filled(): Uint8Array {
-    if (this.#len !== this.#buf.length) return this.take()
-    const out = this.#buf
-    this.#buf = new Uint8Array(0)
-    this.#len = 0
-    return out
-  }
-
   /** The bytes written so far (a copy, so the writer can be reused). */
   take(): Uint8Array {
     const out = this.#buf.slice(0, this.#len)
     this.#len = 0
     return out
   }
-}
-
-/** Bytes ByteWriter.varint writes for `v`. */
-export function varintLength(v: number): number {
-  let n = 1
-  while (v >= 0x80) {
-    v = Math.floor(v / 0x80)
-    n++
-  }
-  return n
 }
 
 /** Most bytes a varint of a safe integer (< 2^53) takes. */

@@ -1,4 +1,4 @@
-import { lstatSync } from 'node:fs'
+import { lstatSync, type Stats } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { DsyncError } from '../errors.js'
 import { allocWithHeadroom } from '../headroom.js'
@@ -139,11 +139,16 @@ export async function readWholeUnchanged(path: string, size: number, name: strin
  *  of its main thread here, a small file's whole read ~20 µs. */
 function stamp(path: string): string {
   try {
-    const st = lstatSync(path)
-    return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
+    return statStamp(lstatSync(path))
   } catch {
     return 'gone'
   }
+}
+
+/** A file's stamp from its stats: equal stamps, the same file unchanged (inode, size, mtime,
+ *  ctime). */
+export function statStamp(st: Stats): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
 }
 
 function changedWhileRead(name: string): DsyncError {

@@ -1,5 +1,5 @@
 /** File-system edge: reading files as streams, path safety, walking trees, atomic writes. */
-export { READ_BUFFER_BYTES, regularFileSize, openFileSource, openFilesSource, readWholeUnchanged, unchangedWhileRead, type FileSourceOptions } from './file-source.js'
+export { READ_BUFFER_BYTES, regularFileSize, openFileSource, openFilesSource, readWholeUnchanged, statStamp, unchangedWhileRead, type FileSourceOptions } from './file-source.js'
 export { asFileError, fsError } from './fs-error.js'
 export { stableUtime } from './file-time.js'
 export { openRegular, readRegular, readSmallRegularSync, setMetadata, type OpenRegularOptions } from './open-regular.js'

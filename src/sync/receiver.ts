@@ -9,7 +9,7 @@ import {
 import { DsyncError, isDsyncError } from '../errors.js'
 import {
   asFileError, fsError, HELD_SEED_BYTES, memorySeedReader, memorySeedSource, openFileSource, openFilesSource, openSeedsReader, patchFile, readSeedsWhole, removeStaleTemps, resolveInside, setMetadata,
-  syncDirectory, TEMP_PREFIX, unchangedWhileRead,
+  statStamp, syncDirectory, TEMP_PREFIX, unchangedWhileRead,
   IGNORE_FILE_NAME, isUnder, parentDir, writeAtomically, type TreeEntry,
 } from '../fs/index.js'
 import { FileDigester } from '../hash/index.js'
@@ -1085,7 +1085,7 @@ class Receiver {
   /** Identical content exists at `from` on this side: copy it, verified, no data on the wire.
    *  False when the source turned out not to match (changed since the scan): fetch instead. */
   async #copyLocal(e: FileEntry, digest: FileDigest, found: string, cur: TreeEntry | undefined, conflict: boolean, id: number): Promise<boolean> {
-    const from = this.#movedTo.get(found) ?? found // renamed by this session meanwhile
+    const from = this.#whereNow(found)
     const event: FileEvent = { path: e.path, action: 'copy', seed: from, size: e.size, similarity: 1 }
     if (this.d.options.dryRun) {
       this.#event(event, id)
@@ -1150,8 +1150,7 @@ class Receiver {
     const uid = process.geteuid?.()
     const stamp = (): string | undefined => {
       const st = lstatSync(src)
-      if (st.nlink !== 1 || (uid !== undefined && uid !== 0 && st.uid !== uid)) return undefined
-      return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
+      return st.nlink !== 1 || (uid !== undefined && uid !== 0 && st.uid !== uid) ? undefined : statStamp(st)
     }
     const refused = (err: unknown): boolean => {
       const code = (err as NodeJS.ErrnoException).code
@@ -1339,7 +1338,7 @@ class Receiver {
     const seed = decision.seed ?? samePath ?? t.sketchSeed
     let trial = false
     const borderline = decision.method !== 'delta' && seed !== undefined && seed !== null && !t.partialList && (t.size ?? 0) >= SKETCH_MIN_FILE_BYTES
-    if (borderline && this.#refines(t, seed, this.#files.get(this.#movedTo.get(seed) ?? seed)?.size ?? 0) && !this.d.options.dryRun) {
+    if (borderline && this.#refines(t, seed, this.#files.get(this.#whereNow(seed))?.size ?? 0) && !this.d.options.dryRun) {
       trial = true
       decision = { method: 'delta', seed, similarity: decision.similarity }
     } else if (borderline && t.sketchable === true) {
@@ -1399,8 +1398,8 @@ class Receiver {
     // The seed's sketch while the sender makes its own.
     // With its exact windows when the sender's sketch has them (format 2); an older sender's
     // format 1 is compared by Gear's identities, which any sketch has.
-    // A seed this session renamed is read where it went, and not renamed while it is read.
-    const at = this.#movedTo.get(seed) ?? seed
+    // Read where it is now, and not renamed while it is read.
+    const at = this.#whereNow(seed)
     const own = await this.#readingSeeds([at], async () =>
       sketchStream(openFileSource(await this.#abs(at), { signal, noFollow: true }), { windows: peerReadsWindows(this.d) }),
     )
@@ -1472,12 +1471,16 @@ class Receiver {
    *  A seed this session renamed (#moveLocal) is read where it went; one being read is not
    *  renamed until this file is done. */
   async #fetch(t: Transfer, seed: string | null, event: FileEvent, regions = 0, trial = false, also?: string): Promise<void> {
-    const where = (p: string): string => this.#movedTo.get(p) ?? p
-    const seeds = [seed, also].filter((p): p is string => p != null).map(where)
-    return this.#readingSeeds(seeds, () => {
-      const moved = seed !== null && where(seed) !== seed && event.seed === seed
-      return this.#fetchFrom(t, seed === null ? null : where(seed), moved ? { ...event, seed: where(seed!) } : event, regions, trial, also === undefined ? undefined : where(also))
-    })
+    const seedNow = seed === null ? null : this.#whereNow(seed)
+    const alsoNow = also === undefined ? undefined : this.#whereNow(also)
+    const seeds = [seedNow, alsoNow].filter((p): p is string => p != null)
+    const named = seedNow !== seed && event.seed === seed ? { ...event, seed: seedNow! } : event
+    return this.#readingSeeds(seeds, () => this.#fetchFrom(t, seedNow, named, regions, trial, alsoNow))
+  }
+
+  /** Where the file at `path` is now: its new path when this session renamed it (#moveLocal). */
+  #whereNow(path: string): string {
+    return this.#movedTo.get(path) ?? path
   }
 
   /** Runs `fn`, which reads `paths` as seeds: none of them is renamed away meanwhile (#movable). */

@@ -499,14 +499,20 @@ export function encode(msg: Message): Uint8Array {
   const codec = CODECS[msg.t] as MessageCodec<MessageTag> | undefined
   if (codec === undefined) throw internal(`cannot encode unknown message type ${JSON.stringify(msg.t)}`)
   const wire = codec.toWire(msg)
-  if (wire.t === 'data') return encodeWithBin(wire, 'bytes', wire.bytes)
-  if (wire.t === 'bundle') return encodeWithBin(wire, 'z', wire.z)
+  if (wire.t === 'data') return encodeWithBin({ t: 'data', id: wire.id }, 'bytes', wire.bytes)
+  if (wire.t === 'bundle') {
+    const { z, ...rest } = wire
+    return encodeWithBin(rest, 'z', z)
+  }
   return packr.pack(wire)
 }
 
+/** The keys encodeWithBin writes, packed once (fixstr; copied out of msgpackr's buffer). */
+const BIN_KEYS = { bytes: packr.pack('bytes').slice(), z: packr.pack('z').slice() }
+
 /**
  * `data` is the bulk of every transfer and `bundle` of a first push of small files, so they are
- * written here: the map msgpackr writes for the other fields with one more entry, `key` as a
+ * written here: the map msgpackr writes for the other fields (`rest`) with one more entry, `key` as a
  * bin 32, and the payload after it: in place when the payload has room before it (a file read
  * to be sent whole: headroom.ts), the frame then a view into the payload's buffer; else copied
  * once into a buffer of the exact size. packr.pack grew and copied its own buffer for each
@@ -514,13 +520,11 @@ export function encode(msg: Message): Uint8Array {
  * 1 MiB in bundles, ~70 ms of the client's ~0.8 CPU s (--cpu-prof). Any msgpack decoder reads
  * it as packr.pack's output (test/net/codec.ts checks both ways).
  */
-function encodeWithBin(wire: { readonly t: string }, key: string, bytes: Uint8Array): Uint8Array {
-  const rest: Record<string, unknown> = { ...wire }
-  delete rest[key]
+function encodeWithBin(rest: { readonly t: string; readonly [field: string]: unknown }, key: keyof typeof BIN_KEYS, bytes: Uint8Array): Uint8Array {
   const head = packr.pack(rest)
   // A fixmap (under 15 entries, so one more fits) whose entries follow its first byte.
-  if ((head[0]! & 0xf0) !== 0x80 || (head[0]! & 0x0f) >= 15) throw internal(`msgpackr wrote the ${wire.t} header in an unexpected form`)
-  const keyBytes = packr.pack(key)
+  if ((head[0]! & 0xf0) !== 0x80 || (head[0]! & 0x0f) >= 15) throw internal(`msgpackr wrote the ${rest.t} header in an unexpected form`)
+  const keyBytes = BIN_KEYS[key]
   const prefix = Buffer.allocUnsafe(head.length + keyBytes.length + 5)
   prefix.set(head, 0)
   prefix[0] = head[0]! + 1 // one more entry

@@ -89,8 +89,13 @@ export class StreamChannel extends FrameChannel {
     return new Promise<void>((resolve, reject) => {
       this.output.write(out, (err) => {
         this.wakeSenders()
-        if (err) reject(new DsyncError('NETWORK', `connection lost while sending: ${err.message}`, { cause: err }))
-        else resolve()
+        if (!err) return resolve()
+        // The peer is gone: said as reading says it (a remote shell's exit: "killed by SIGKILL"),
+        // not as the pipe's EPIPE, whichever of the two the event loop brings first (under load
+        // a pull whose remote was killed failed with "write EPIPE" now and then).
+        this.onInputEnd(err)
+        const lost = new DsyncError('NETWORK', `connection lost while sending: ${err.message}`, { cause: err })
+        void (this.endExplained ?? Promise.resolve(lost)).then(reject)
       })
     })
   }

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url'
 // It must be set before the pool's first use, hence before the CLI is imported.
 process.env.UV_THREADPOOL_SIZE ??= '16'
 const argv = process.argv.slice(2)
-const bundle = freshBundle()
+// --debug prints stack traces: those of the compiled modules name the sources (src/cli/main.ts).
+const bundle = argv.includes('--debug') ? undefined : freshBundle()
 const cached = bundle === undefined ? undefined : await runBundle(bundle)
 const { main } = cached?.exports ?? (await import('../dist/src/cli/main.js'))
 
@@ -72,3 +73,20 @@ const code = await main(argv, {
 process.exitCode = code
 // The code compiled in a run that went well, for the next ones (src/cli/code-cache.ts).
 if (code === 0) cached?.save()
+// Everything the command started has ended (main awaits it all: sessions, stores, the remote
+// shell). Left to end by itself, Node then frees its heap a page at a time and joins its
+// threads: 20–30 ms after the last event, 4–11 ms with exit (strace, a push of 50 edited files);
+// the push 628 → 613 ms, median of 10 pairs in turns. What is still queued for a pipe goes first.
+await Promise.all([flushed(process.stdout), flushed(process.stderr)])
+process.exit(code)
+
+/** Resolves once `stream` has written what it holds (at once when it holds nothing, or when it
+ *  is gone: a reader that went away, whose writes are dropped above). */
+function flushed(stream) {
+  if (stream.writableLength === 0 || stream.destroyed) return Promise.resolve()
+  return new Promise((resolve) => {
+    stream.once('drain', resolve)
+    stream.once('close', resolve)
+    stream.once('error', resolve)
+  })
+}

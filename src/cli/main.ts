@@ -111,6 +111,9 @@ export async function main(argv: readonly string[], ctx: CliContext): Promise<nu
   }
   const program = buildProgram(out)
   const debug = argv.includes('--debug')
+  // With --debug, bin/dsync.js runs the compiled modules, not the bundle (whose code is a few
+  // long lines): a stack names the TypeScript files and lines, through tsc's source maps.
+  if (debug) process.setSourceMapsEnabled(true)
   try {
     await program.parseAsync([...argv], { from: 'user' })
     return EXIT_CODES.OK

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { bundleIsFresh, runCli } from '../support/cli.js'
+import { startServer, TOKEN } from '../support/sync.js'
 import { tempTree } from '../support/temp.js'
 
 // What `dsync` loads to start (issue 8, LAZY_LOAD in src/cli/main.ts): the commands register
@@ -95,4 +96,35 @@ t.test('bin/dsync.js runs the bundle when it was built after the last compile (a
   const push = await loadedBy(['push', await tempTree(t, { 'a.txt': 'alpha' }), 'ws://127.0.0.1:1'], BIN)
   t.equal(push.code, 6, 'nothing listens on port 1: NETWORK')
   for (const p of UNBUNDLED_PACKAGES) t.ok(push.modules.some((m) => m.includes(`/node_modules/${p}/`)), `a push from the bundle loads ${p}`)
+})
+
+t.test('--debug runs the compiled modules, whose stack names the TypeScript sources (the bundle is a few long lines)', async (t) => {
+  const { code, modules } = await loadedBy(['push', '/nonexistent-dsync-tree', 'ws://127.0.0.1:1', '--debug'], BIN)
+  t.equal(code, 3, 'NOT_FOUND')
+  t.ok(modules.includes(`${DIST_SRC}cli/main.js`), 'the compiled modules ran')
+  t.notOk(modules.includes(`${DIST_SRC}cli/code-cache.js`), 'not the bundle')
+  const stderr = await new Promise<string>((resolve) => {
+    execFile(process.execPath, [BIN, 'push', '/nonexistent-dsync-tree', 'ws://127.0.0.1:1', '--debug'], { env: { ...process.env, DSYNC_CACHE_DIR: '' } }, (_err, _out, err) => resolve(err))
+  })
+  t.match(stderr, /^dsync: \/nonexistent-dsync-tree: no such file or directory/m, 'the error')
+  t.match(stderr, /at .*src\/sync\/session\.ts:\d+:\d+/, 'a frame in src/sync/session.ts, through the source maps')
+})
+
+t.test('bin/dsync.js exits once what it wrote to a pipe is written, however slowly the pipe is read', async (t) => {
+  // It exits at once when the command ends (process.exit): whatever is still queued for a pipe
+  // must go first. A push's --json is one write at the end; of 3,000 files it is far more than
+  // a pipe holds (64 KiB), and the reader here starts only after a pause.
+  const files: Record<string, string> = {}
+  for (let i = 0; i < 3000; i++) files[`folder-${i % 30}/a-file-with-a-long-name-${i}.txt`] = `file ${i}\n`
+  const local = await tempTree(t, files)
+  const server = await startServer(t, await tempTree(t))
+  const piped = await new Promise<string>((resolve, reject) =>
+    execFile('sh', ['-c', '"$0" "$1" push "$2" "$3" --json | (sleep 0.5; cat)', process.execPath, BIN, local, `${server.url}/d`], {
+      env: { ...process.env, DSYNC_TOKEN: TOKEN }, maxBuffer: 1 << 30,
+    }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+  )
+  t.ok(piped.length > 4 * 64 * 1024, `the output (${piped.length} bytes) is more than a pipe holds`)
+  const result = JSON.parse(piped) as { ok: boolean; events: { action: string }[] }
+  t.equal(result.ok, true)
+  t.equal(result.events.filter((e) => e.action === 'new').length, 3000, 'and came through the pipe whole')
 })

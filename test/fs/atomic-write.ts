@@ -2,6 +2,7 @@ import t from 'tap'
 import { open, readdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { writeAtomically } from '../../src/fs/index.js'
+import { FLUSH_EVERY_BYTES } from '../../src/fs/atomic-write.js'
 import { DsyncError } from '../../src/errors.js'
 import { tempTree } from '../support/temp.js'
 
@@ -84,11 +85,12 @@ t.test('creates a new file; a missing directory is NOT_FOUND, a directory in the
   t.same((await readdir(dir)).sort(), ['new.bin', 'sub'])
 })
 
-t.test('a file of several flush intervals (64 MiB each, flushed while written) is whole; an error with a flush under way leaves the old file and no temp file', async (t) => {
+t.test('a file of several flush intervals (FLUSH_EVERY_BYTES each, flushed while written) is whole; an error with a flush under way leaves the old file and no temp file', async (t) => {
   const dir = await tempTree(t, { 'f.bin': 'old' })
   const out = join(dir, 'f.bin')
   const piece = new Uint8Array(1024 * 1024)
-  const pieces = 150
+  const interval = FLUSH_EVERY_BYTES / piece.length
+  const pieces = 2 * interval + 3
   // FileHandle's prototype, to count and fail its datasync calls.
   const probe = await open(out, 'r')
   const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> }
@@ -108,12 +110,12 @@ t.test('a file of several flush intervals (64 MiB each, flushed while written) i
   })
   const back = await readFile(out)
   t.equal(back.length, pieces * piece.length)
-  t.ok([0, 63, 64, 65, 128, 149].every((i) => back[i * piece.length] === i && back[(i + 1) * piece.length - 1] === i), 'every piece where it was written')
+  t.ok([0, interval - 1, interval, interval + 1, 2 * interval, pieces - 1].every((i) => back[i * piece.length] === i && back[(i + 1) * piece.length - 1] === i), 'every piece where it was written')
   t.same(await readdir(dir), ['f.bin'])
   t.ok(flushes >= 1 && flushes <= 2, `flushed while written (${flushes} of 2 intervals; one at a time)`)
   await t.rejects(
     writeAtomically(out, async (sink) => {
-      for (let i = 0; i < 65; i++) await sink.write(piece) // a flush starts at 64 MiB
+      for (let i = 0; i <= interval; i++) await sink.write(piece) // a flush starts after `interval` pieces
       throw new DsyncError('DIGEST_MISMATCH', 'boom')
     }),
     { code: 'DIGEST_MISMATCH' },

@@ -15,56 +15,80 @@
 // node_modules as before: lmdb, msgpackr and xxhash-addon (native addons found next to their
 // package), @bokuweb/zstd-wasm (its .wasm file next to its module), and ws's optional native
 // helpers.
-import { build } from 'esbuild'
-import { isAscii } from 'node:buffer'
-import { createHash } from 'node:crypto'
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
+'use strict'
+const { build } = require('esbuild')
+const { isAscii } = require('node:buffer')
+const { createHash } = require('node:crypto')
+const { mkdir, rename, rm, writeFile } = require('node:fs/promises')
+const { join } = require('node:path')
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const out = fileURLToPath(new URL('../dist/bundle/dsync.cjs', import.meta.url))
+const root = join(__dirname, '..')
+const dir = join(root, 'dist/bundle')
+const out = join(dir, 'dsync.cjs')
 
-// A bundle of an older build must not outlive it, nor its map.
-await rm(new URL('../dist/bundle', import.meta.url), { recursive: true, force: true })
-await mkdir(new URL('../dist/bundle', import.meta.url), { recursive: true })
-const result = await build({
-  absWorkingDir: root,
-  entryPoints: ['dist/src/cli/main.js'],
-  outfile: out,
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  sourcemap: 'linked',
-  logLevel: 'warning',
-  write: false,
-  metafile: true,
-  // No comments and no indentation: the sources' comments made most of the script (1.0 MB, with
-  // 66 characters outside ASCII in them, so V8 held it as 2 MB of two-byte string; now 0.64 MB
-  // of ASCII). Reading and compiling it, with its kept code, took 11 ms less in a push (by hand,
-  // tiny push, 4 runs each: the bundle ran 114 -> 103 ms after the process started; ~860
-  // fewer page faults). Names are kept; --debug maps a stack back through the source map.
-  minifyWhitespace: true,
-  charset: 'ascii',
-  external: ['lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'xxhash-addon', 'bufferutil', 'utf-8-validate'],
-  // The one `import.meta.url` (src/packages.ts: requirePackage) is the script's own URL. The
-  // banner opens with "use strict": the sources are ES modules, strict, and a directive counts
-  // only at the very start of the script (esbuild's own comes after the banner).
-  define: { 'import.meta.url': '__dsyncScriptUrl' },
-  banner: { js: "'use strict';\nvar __dsyncScriptUrl = require('node:url').pathToFileURL(__filename).href;" },
-})
-// runCached runs the script with no loader for import(): no dynamic import of a module left
-// outside the bundle may remain in it.
-const dynamic = Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.kind === 'dynamic-import' && i.external === true).map((i) => i.path))
-if (dynamic.length > 0) throw new Error(`bin/bundle.js: dynamic import() of ${dynamic.join(', ')} left in the bundle; bundle those modules, or load them with require`)
-for (const file of result.outputFiles) {
-  if (file.path !== out) {
-    await writeFile(file.path, file.contents)
-    continue
+async function bundle() {
+  // A bundle of an older build must not outlive it, nor its map.
+  await rm(dir, { recursive: true, force: true })
+  await mkdir(dir, { recursive: true })
+  // The launcher bin/dsync.js requires to run the bundle with its kept code: code-cache.ts, which
+  // loads only Node's modules, as a CommonJS script (an ES module costs a CommonJS executable
+  // ~9 ms more to load). Written first: bin/dsync.js runs the bundle only when both are there.
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['dist/src/cli/code-cache.js'],
+    outfile: join(dir, 'launch.cjs'),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    minifyWhitespace: true,
+    charset: 'ascii',
+  })
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: ['dist/src/cli/main.js'],
+    outfile: out,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'linked',
+    logLevel: 'warning',
+    write: false,
+    metafile: true,
+    // No comments and no indentation: the sources' comments made most of the script (1.0 MB, with
+    // 66 characters outside ASCII in them, so V8 held it as 2 MB of two-byte string; now 0.64 MB
+    // of ASCII). Reading and compiling it, with its kept code, took 11 ms less in a push (by hand,
+    // tiny push, 4 runs each: the bundle ran 114 -> 103 ms after the process started; ~860
+    // fewer page faults). Names are kept; --debug maps a stack back through the source map.
+    minifyWhitespace: true,
+    charset: 'ascii',
+    external: ['lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'xxhash-addon', 'bufferutil', 'utf-8-validate'],
+    // The one `import.meta.url` (src/packages.ts: requirePackage) is the script's own URL. The
+    // banner opens with "use strict": the sources are ES modules, strict, and a directive counts
+    // only at the very start of the script (esbuild's own comes after the banner).
+    define: { 'import.meta.url': '__dsyncScriptUrl' },
+    banner: { js: "'use strict';\nvar __dsyncScriptUrl = require('node:url').pathToFileURL(__filename).href;" },
+  })
+  // runCached runs the script with no loader for import(): no dynamic import of a module left
+  // outside the bundle may remain in it.
+  const dynamic = Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.kind === 'dynamic-import' && i.external === true).map((i) => i.path))
+  if (dynamic.length > 0) throw new Error(`bin/bundle.js: dynamic import() of ${dynamic.join(', ')} left in the bundle; bundle those modules, or load them with require`)
+  for (const file of result.outputFiles) {
+    if (file.path !== out) {
+      await writeFile(file.path, file.contents)
+      continue
+    }
+    // runCached reads an all-ASCII script as Latin-1, a plain copy (src/cli/code-cache.ts).
+    if (!isAscii(file.contents)) throw new Error(`bin/bundle.js: ${out} holds characters outside ASCII; esbuild's charset: 'ascii' should have escaped them`)
+    const id = createHash('sha256').update(file.contents).digest('hex').slice(0, 16)
+    await writeFile(`${out}.tmp`, `${file.text}//# dsync-build ${id}\n`)
+    await rename(`${out}.tmp`, out)
   }
-  // runCached reads an all-ASCII script as Latin-1, a plain copy (src/cli/code-cache.ts).
-  if (!isAscii(file.contents)) throw new Error(`bin/bundle.js: ${out} holds characters outside ASCII; esbuild's charset: 'ascii' should have escaped them`)
-  const id = createHash('sha256').update(file.contents).digest('hex').slice(0, 16)
-  await writeFile(`${out}.tmp`, `${file.text}//# dsync-build ${id}\n`)
-  await rename(`${out}.tmp`, out)
 }
+
+bundle().catch((err) => {
+  process.exitCode = 1
+  console.error(err)
+})

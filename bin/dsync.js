@@ -1,28 +1,30 @@
 #!/usr/bin/env node
-// dsync's executable: hands the real process to the CLI and sets the exit code.
-import { statSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+// dsync's executable: hands the real process to the CLI and sets the exit code. A CommonJS
+// script (bin/package.json), as is the launcher it requires: Node reaches an ES module's first
+// line ~8 ms later than a script's, and importing code-cache.js as an ES module took ~9 ms more;
+// --version's bundle ran at 98–102 ms after the process started, 84–86 ms so (by hand).
+'use strict'
+const { existsSync, statSync } = require('node:fs')
+const { join } = require('node:path')
 
 // libuv's thread pool runs every asynchronous file call; its default of 4 threads filled up with
 // fsyncs of written files, and every open, write and rename of the others waited behind them.
-// It must be set before the pool's first use, hence before the CLI is imported.
+// It must be set before the pool's first use, hence before the CLI is loaded.
 process.env.UV_THREADPOOL_SIZE ??= '16'
 const argv = process.argv.slice(2)
-// --debug prints stack traces: those of the compiled modules name the sources (src/cli/main.ts).
-const bundle = argv.includes('--debug') ? undefined : freshBundle()
-const cached = bundle === undefined ? undefined : await runBundle(bundle)
-const { main } = cached?.exports ?? (await import('../dist/src/cli/main.js'))
+const BUNDLE = join(__dirname, '../dist/bundle/dsync.cjs')
+const LAUNCHER = join(__dirname, '../dist/bundle/launch.cjs')
 
 /**
- * The CLI bundled (bin/bundle.js: one script, run with the code V8 compiled for it before; ~0.14 s
- * less to start than ~150 modules loaded one by one, and ~0.05 s less again with that code) when
- * it was built after the last compile, else undefined: the compiled modules run, and a compile
- * alone (`npx tsc`) never leaves an older bundle running.
+ * Whether the CLI bundled (bin/bundle.js: one script, run with the code V8 compiled for it
+ * before; ~0.14 s less to start than ~150 modules loaded one by one, and ~0.05 s less again
+ * with that code) was built after the last compile: else the compiled modules run, and a
+ * compile alone (`npx tsc`) never leaves an older bundle running.
  */
 function freshBundle() {
   const mtime = (rel) => {
     try {
-      return statSync(new URL(rel, import.meta.url)).mtimeMs
+      return statSync(join(__dirname, rel)).mtimeMs
     } catch {
       return undefined
     }
@@ -31,13 +33,17 @@ function freshBundle() {
   // files one time). A tie (a coarse clock) goes to the modules: slower, never stale.
   const bundled = mtime('../dist/bundle/dsync.cjs')
   const built = [mtime('../dist/.tsbuildinfo'), mtime('../dist/.tsbuildinfo-build')].filter((t) => t !== undefined)
-  if (bundled === undefined || !built.every((t) => bundled > t)) return undefined
-  return fileURLToPath(new URL('../dist/bundle/dsync.cjs', import.meta.url))
+  return bundled !== undefined && built.every((t) => bundled > t) && existsSync(LAUNCHER)
 }
 
-async function runBundle(file) {
-  const { cacheDir, commandOf, runCached } = await import('../dist/src/cli/code-cache.js')
-  return runCached(file, cacheDir(process.env), commandOf(argv))
+/** The CLI's `main`, and the bundle's run (undefined when the compiled modules run). */
+async function load() {
+  // --debug prints stack traces: those of the compiled modules name the sources (src/cli/main.ts).
+  if (argv.includes('--debug') || !freshBundle()) return { main: (await import('../dist/src/cli/main.js')).main, cached: undefined }
+  // src/cli/code-cache.ts, bundled as CommonJS beside the CLI's bundle (bin/bundle.js).
+  const { cacheDir, commandOf, runCached } = require(LAUNCHER)
+  const cached = runCached(BUNDLE, cacheDir(process.env), commandOf(argv))
+  return { main: cached.exports.main, cached }
 }
 
 const controller = new AbortController()
@@ -63,30 +69,22 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
-const code = await main(argv, {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  env: process.env,
-  cwd: process.cwd(),
-  signal: controller.signal,
-})
-process.exitCode = code
-// The code compiled in a run that went well, for the next ones (src/cli/code-cache.ts).
-if (code === 0) cached?.save()
-// Everything the command started has ended (main awaits it all: sessions, stores, the remote
-// shell). Left to end by itself, Node then frees its heap a page at a time and joins its
-// threads: 20–30 ms after the last event, 4–11 ms with exit (strace, a push of 50 edited files);
-// the push 628 → 613 ms, median of 10 pairs in turns. What is still queued for a pipe goes first.
-await Promise.all([flushed(process.stdout), flushed(process.stderr)])
-process.exit(code)
-
-/** Resolves once `stream` has written what it holds (at once when it holds nothing, or when it
- *  is gone: a reader that went away, whose writes are dropped above). */
-function flushed(stream) {
-  if (stream.writableLength === 0 || stream.destroyed) return Promise.resolve()
-  return new Promise((resolve) => {
-    stream.once('drain', resolve)
-    stream.once('close', resolve)
-    stream.once('error', resolve)
+async function run() {
+  const { main, cached } = await load()
+  const code = await main(argv, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
   })
+  process.exitCode = code
+  // The code compiled in a run that went well, for the next ones (src/cli/code-cache.ts).
+  if (code === 0) cached?.save()
+  // Node ends by itself. process.exit() here ended a push 15 ms sooner (median of 10 pairs: the
+  // heap not freed page by page), but one `dsync serve` of ~40 stopped by hand then never
+  // exited (its main thread waiting on a futex after 'stopped'; a second Ctrl+C could not run).
+  // Ending by itself, Node disposes of V8 before it stops its threads.
 }
+
+void run()

@@ -1,7 +1,8 @@
 /**
  * Runs the bundled CLI (bin/bundle.js: dist/bundle/dsync.cjs, one CommonJS script) with the code
  * V8 compiled for it in earlier runs, kept in the user's cache directory. bin/dsync.js uses it
- * when the bundle is fresh; nothing else loads this module, and it loads only Node's.
+ * when the bundle is fresh, as dist/bundle/launch.cjs (this module bundled as CommonJS by
+ * bin/bundle.js); nothing else loads this module, and it loads only Node's.
  *
  * Why (issue 8): most of a small push is starting. V8 parses ~0.6 MB of JavaScript and compiles
  * each function the first time it runs, in every process. Given the code of an earlier run, it

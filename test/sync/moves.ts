@@ -4,8 +4,9 @@
  * file renamed, not a copy of it; otherwise, or when the old file may not go, a copy as before.
  */
 import t from 'tap'
-import { link, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
+import { link, mkdir, readFile, rename, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { stableUtime } from '../../src/fs/file-time.js'
 import { Store } from '../../src/store/index.js'
 import { pull, push, SYNC_CHUNK_PARAMS } from '../../src/sync/index.js'
 import { randomBytes } from '../support/random.js'
@@ -128,4 +129,33 @@ t.test('a pull renames too: the client is the receiver', async (t) => {
   t.match(r.events.find((e) => e.path === 'x/a.bin'), { action: 'moved', seed: 'a.bin' })
   t.equal(await inode(join(home, 'x/a.bin')), was)
   t.same(await describeTree(home), await describeTree(work))
+})
+
+t.test("the old file's record, when it holds (size and mtime, not racy), stands for its digest: no read, as the quick check; when it does not hold, the file is read", async (t) => {
+  // Files last changed an hour ago: their records are not racy (read long after their mtime).
+  const old = new Date(Date.now() - 3600_000)
+  const files = { 'a.bin': randomBytes(8, 100_000), 'b.bin': randomBytes(9, 100_000) }
+  const home = await tempTree(t, files)
+  for (const p of Object.keys(files)) await utimes(join(home, p), old, old)
+  const work = await tempTree(t)
+  const server = await startServer(t, work)
+  await push(home, server.url, clientOpts())
+  // Behind the store's back, both old files change on this side, with the same size; a.bin
+  // keeps its mtime (so its record still holds), b.bin gets a new one.
+  const changed = (i: number) => Buffer.from(randomBytes(100 + i, 100_000))
+  const was = await stat(join(work, 'a.bin'))
+  await writeFile(join(work, 'a.bin'), changed(1))
+  await utimes(join(work, 'a.bin'), was.atime, stableUtime(was.mtimeMs))
+  t.equal((await stat(join(work, 'a.bin'))).mtimeMs, was.mtimeMs, "a.bin's mtime as it was")
+  await writeFile(join(work, 'b.bin'), changed(2))
+  const inodes = { a: await inode(join(work, 'a.bin')), b: await inode(join(work, 'b.bin')) }
+  await rename(join(home, 'a.bin'), join(home, 'a-moved.bin'))
+  await rename(join(home, 'b.bin'), join(home, 'b-moved.bin'))
+  const r = await push(home, server.url, clientOpts({ delete: true }))
+  const ev = (p: string) => r.events.find((e) => e.path === p)
+  t.match(ev('a-moved.bin'), { action: 'moved', seed: 'a.bin' }, "a.bin's record held: renamed unread")
+  t.equal(await inode(join(work, 'a-moved.bin')), inodes.a)
+  t.ok((await readFile(join(work, 'a-moved.bin'))).equals(changed(1)), 'with the bytes it had here: the quick check trusts size and mtime, as rsync does')
+  t.not(ev('b-moved.bin')?.action, 'moved', "b.bin's did not: read, it is not the file listed, so not renamed")
+  t.ok((await readFile(join(work, 'b-moved.bin'))).equals(Buffer.from(files['b.bin'])), 'b-moved.bin has the listed content')
 })

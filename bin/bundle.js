@@ -61,7 +61,8 @@ async function bundle() {
     // 66 characters outside ASCII in them, so V8 held it as 2 MB of two-byte string; now 0.64 MB
     // of ASCII). Reading and compiling it, with its kept code, took 11 ms less in a push (by hand,
     // tiny push, 4 runs each: the bundle ran 114 -> 103 ms after the process started; ~860
-    // fewer page faults). Names are kept; --debug maps a stack back through the source map.
+    // fewer page faults). Names are kept; --debug runs the compiled modules instead
+    // (bin/dsync.js), whose stacks name the TypeScript sources.
     minifyWhitespace: true,
     charset: 'ascii',
     external: ['lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'xxhash-addon', 'bufferutil', 'utf-8-validate'],

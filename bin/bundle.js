@@ -26,6 +26,24 @@ const root = join(__dirname, '..')
 const dir = join(root, 'dist/bundle')
 const out = join(dir, 'dsync.cjs')
 
+/** Both scripts: one CommonJS file each, for this Node. */
+const COMMON = {
+  absWorkingDir: root,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  // No comments and no indentation: the sources' comments made most of the CLI's script (1.0 MB,
+  // with 66 characters outside ASCII in them, so V8 held it as 2 MB of two-byte string; now
+  // 0.64 MB of ASCII). Reading and compiling it, with its kept code, took 11 ms less in a push
+  // (by hand, tiny push, 4 runs each: the bundle ran 114 -> 103 ms after the process started;
+  // ~860 fewer page faults). Names are kept; --debug runs the compiled modules instead
+  // (bin/dsync.js), whose stacks name the TypeScript sources.
+  minifyWhitespace: true,
+  charset: 'ascii',
+}
+
 async function bundle() {
   // A bundle of an older build must not outlive it, nor its map.
   await rm(dir, { recursive: true, force: true })
@@ -33,38 +51,14 @@ async function bundle() {
   // The launcher bin/dsync.js requires to run the bundle with its kept code: code-cache.ts, which
   // loads only Node's modules, as a CommonJS script (an ES module costs a CommonJS executable
   // ~9 ms more to load). Written first: bin/dsync.js runs the bundle only when both are there.
-  await build({
-    absWorkingDir: root,
-    entryPoints: ['dist/src/cli/code-cache.js'],
-    outfile: join(dir, 'launch.cjs'),
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'warning',
-    minifyWhitespace: true,
-    charset: 'ascii',
-  })
+  await build({ ...COMMON, entryPoints: ['dist/src/cli/code-cache.js'], outfile: join(dir, 'launch.cjs') })
   const result = await build({
-    absWorkingDir: root,
+    ...COMMON,
     entryPoints: ['dist/src/cli/main.js'],
     outfile: out,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
     sourcemap: 'linked',
-    logLevel: 'warning',
     write: false,
     metafile: true,
-    // No comments and no indentation: the sources' comments made most of the script (1.0 MB, with
-    // 66 characters outside ASCII in them, so V8 held it as 2 MB of two-byte string; now 0.64 MB
-    // of ASCII). Reading and compiling it, with its kept code, took 11 ms less in a push (by hand,
-    // tiny push, 4 runs each: the bundle ran 114 -> 103 ms after the process started; ~860
-    // fewer page faults). Names are kept; --debug runs the compiled modules instead
-    // (bin/dsync.js), whose stacks name the TypeScript sources.
-    minifyWhitespace: true,
-    charset: 'ascii',
     external: ['lmdb', 'msgpackr', '@bokuweb/zstd-wasm', 'xxhash-addon', 'bufferutil', 'utf-8-validate'],
     // The one `import.meta.url` (src/packages.ts: requirePackage) is the script's own URL. The
     // banner opens with "use strict": the sources are ES modules, strict, and a directive counts

@@ -1157,6 +1157,8 @@ class Receiver {
       return code === 'ENOENT' || code === 'EEXIST' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EMLINK'
     }
     let before: string | undefined
+    /** the store's record of `from`, when current (LocalFiles.known) */
+    let rec: FileRecord | undefined
     try {
       const st = look()
       if (st === undefined) return false
@@ -1165,7 +1167,7 @@ class Receiver {
       // size and mtime as recorded, not racy: the quick check that finds any file unchanged;
       // with --checksum only a record read this session). Else it is read and hashed: the
       // renames class by hand, ~12.8 MB read and hashed by the receiver for 200 files.
-      const rec = this.#files.known(from)
+      rec = this.#files.known(from)
       if (rec === undefined || rec.digest !== digest || rec.size !== st.size || rec.mtimeMs !== st.mtimeMs) {
         const d = new FileDigester()
         for await (const buf of openFileSource(src, { signal: this.#signal, noFollow: true })) d.update(buf)
@@ -1175,7 +1177,8 @@ class Receiver {
       if ((isDsyncError(err) && err.code !== 'ABORTED') || refused(err)) return false // gone, or not a regular file now
       throw err
     }
-    const content = this.d.store.get(from)
+    // The new path's record is the old one's (read above when current, not read again).
+    const content = rec ?? this.d.store.get(from)
     // From the last checks to the unlink, synchronous calls: no seed read of `from` starts in
     // between (#fetch reads a renamed seed at its new path, and holds off a rename while it reads).
     try {

@@ -21,6 +21,9 @@ import { WireFields, checkBytes, checkInt, checkNum, checkPath, checkStr, isPlai
 // No records, structured clones or extra types: the wire is plain maps, arrays, strings,
 // numbers, booleans, nil and bin. 64-bit integers decode as (possibly inexact) numbers, which
 // the safe-integer checks then refuse, instead of BigInts.
+// msgpackr 1.x, the line lmdb requires (^1.11): with 2.x, every process loaded two copies, each
+// with its native extractor. A tiny push, 6 pairs in turns (2026-11-27): 373 → 350 ms median.
+// The wire is the same msgpack either way.
 const { Packr } = requirePackage('msgpackr') as typeof import('msgpackr')
 const packr = new Packr({
   useRecords: false,

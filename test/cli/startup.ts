@@ -29,16 +29,16 @@ const UNBUNDLED_PACKAGES = ['msgpackr', '@bokuweb/zstd-wasm']
 
 /** Runs `script` (the real executable, or the CLI's modules) with `args`; returns its exit code
  *  and the modules it loaded. */
-async function loadedBy(args: readonly string[], script = MODULES_CLI): Promise<{ code: number; modules: string[] }> {
+async function loadedBy(args: readonly string[], script = MODULES_CLI): Promise<{ code: number; modules: string[]; stderr: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'dsync-modules-'))
   try {
     const log = join(dir, 'modules.txt')
-    const code = await new Promise<number>((resolve, reject) => {
-      execFile(process.execPath, ['--import', MODULE_LOG, script, ...args], { env: { ...process.env, DSYNC_MODULE_LOG: log, DSYNC_CACHE_DIR: '' } }, (err) =>
-        err === null ? resolve(0) : typeof err.code === 'number' ? resolve(err.code) : reject(err),
+    const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve, reject) => {
+      execFile(process.execPath, ['--import', MODULE_LOG, script, ...args], { env: { ...process.env, DSYNC_MODULE_LOG: log, DSYNC_CACHE_DIR: '' } }, (err, _out, stderr) =>
+        err === null ? resolve({ code: 0, stderr }) : typeof err.code === 'number' ? resolve({ code: err.code, stderr }) : reject(err),
       )
     })
-    return { code, modules: (await readFile(log, 'utf8')).split('\n').filter(Boolean) }
+    return { code, modules: (await readFile(log, 'utf8')).split('\n').filter(Boolean), stderr }
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
@@ -100,13 +100,10 @@ t.test('bin/dsync.js runs the bundle when it was built after the last compile (a
 })
 
 t.test('--debug runs the compiled modules, whose stack names the TypeScript sources (the bundle is a few long lines)', async (t) => {
-  const { code, modules } = await loadedBy(['push', '/nonexistent-dsync-tree', 'ws://127.0.0.1:1', '--debug'], BIN)
+  const { code, modules, stderr } = await loadedBy(['push', '/nonexistent-dsync-tree', 'ws://127.0.0.1:1', '--debug'], BIN)
   t.equal(code, 3, 'NOT_FOUND')
   t.ok(modules.includes(`${DIST_SRC}cli/main.js`), 'the compiled modules ran')
   t.notOk(modules.includes(LAUNCHER), 'not the bundle')
-  const stderr = await new Promise<string>((resolve) => {
-    execFile(process.execPath, [BIN, 'push', '/nonexistent-dsync-tree', 'ws://127.0.0.1:1', '--debug'], { env: { ...process.env, DSYNC_CACHE_DIR: '' } }, (_err, _out, err) => resolve(err))
-  })
   t.match(stderr, /^dsync: \/nonexistent-dsync-tree: no such file or directory/m, 'the error')
   t.match(stderr, /at .*src\/sync\/session\.ts:\d+:\d+/, 'a frame in src/sync/session.ts, through the source maps')
 })
